@@ -1,0 +1,43 @@
+"""Typed findings: what a reader reports instead of crashing on bad input.
+
+Every problem found while reading a broker's files becomes a :class:`Finding` naming the file and the
+byte position, so a person can open the file at that position, and a Delta table can hold it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from enum import StrEnum
+
+
+class Severity(StrEnum):
+    ERROR = "error"  # data is damaged or unreadable: a reader could not trust what it got
+    WARNING = "warning"  # suspicious, but Kafka itself tolerates it (e.g. a truncated tail)
+    INFO = "info"  # worth knowing, normal for some topics (e.g. offset gaps after compaction)
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One problem in one file. ``position`` is a byte offset into ``file`` (-1 when not positional)."""
+
+    file: str
+    position: int
+    kind: str
+    detail: str
+    severity: Severity = Severity.ERROR
+
+    def as_dict(self) -> dict:
+        d = asdict(self)
+        d["severity"] = str(self.severity)
+        return d
+
+    def __str__(self) -> str:
+        return f"{self.severity}: {self.kind} in {self.file} at byte {self.position}: {self.detail}"
+
+
+class KafkaLogError(Exception):
+    """Raised in FAILFAST mode: carries the finding so the message names the file and byte position."""
+
+    def __init__(self, finding: Finding):
+        super().__init__(str(finding))
+        self.finding = finding

@@ -1,0 +1,206 @@
+"""The directory model: log dirs -> partition dirs -> segments, named as Kafka names them.
+
+A log dir holds one directory per partition (``<topic>-<partition>``; the topic is everything before
+the last ``-``), plus checkpoint files. A partition dir holds segments named by their 20-digit base
+offset (``.log``, ``.index``, ``.timeindex``, ``.txnindex``), producer ``.snapshot`` files and a few
+metadata files. Files with ``.deleted``/``.cleaned``/``.swap`` suffixes belong to a delete, clean or
+swap in progress: they are listed, never mistaken for live segments. Only directory listings and
+file sizes are read here.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import pyarrow.fs as pafs
+
+from .files import resolve
+
+LOG_SUFFIX = ".log"
+INDEX_SUFFIX = ".index"
+TIME_INDEX_SUFFIX = ".timeindex"
+TXN_INDEX_SUFFIX = ".txnindex"
+SNAPSHOT_SUFFIX = ".snapshot"
+SEGMENT_FILE_SUFFIXES = (LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX)
+TEMP_SUFFIXES = (".deleted", ".cleaned", ".swap")
+
+_LIVE_DIR = re.compile(r"^(?P<topic>.+)-(?P<partition>\d+)$")
+# Kafka appends "." + a dash-less UUID + "-delete" / "-future" / "-stray" to the topic-partition name.
+_SPECIAL_DIR = re.compile(r"^(?P<topic>.+)-(?P<partition>\d+)\.(?P<uuid>[0-9a-f]{32})-(?P<kind>delete|future|stray)$")
+_SEGMENT_FILE = re.compile(r"^(?P<base>\d{20})(?P<suffix>\.[a-z]+)(?P<temp>\.deleted|\.cleaned|\.swap)?$")
+
+
+@dataclass(frozen=True, slots=True)
+class TopicPartition:
+    topic: str
+    partition: int
+    kind: str = "live"  # live, delete, future, stray
+
+    @classmethod
+    def parse(cls, dir_name: str) -> TopicPartition | None:
+        """``None`` when the name is not a partition directory."""
+        m = _SPECIAL_DIR.match(dir_name) or _LIVE_DIR.match(dir_name)
+        if not m:
+            return None
+        return cls(m["topic"], int(m["partition"]), m.groupdict().get("kind") or "live")
+
+
+@dataclass(slots=True)
+class LogSegment:
+    """One segment's files. ``None`` means the file is absent (a missing index is legal: Kafka rebuilds it)."""
+
+    base_offset: int
+    log: str | None = None
+    index: str | None = None
+    time_index: str | None = None
+    txn_index: str | None = None
+    sizes: dict[str, int] = field(default_factory=dict)  # suffix -> bytes
+    log_mtime_ms: int | None = None
+    is_active: bool = False
+
+    @property
+    def name(self) -> str:
+        return f"{self.base_offset:020d}"
+
+    @property
+    def log_size(self) -> int:
+        return self.sizes.get(LOG_SUFFIX, 0)
+
+
+@dataclass(slots=True)
+class TempFile:
+    """A ``.deleted``/``.cleaned``/``.swap`` file: an operation the broker had not finished."""
+
+    path: str
+    base_offset: int
+    suffix: str  # the file kind, e.g. ".log"
+    temp: str  # ".deleted", ".cleaned" or ".swap"
+    size: int
+
+
+@dataclass(slots=True)
+class PartitionLog:
+    """A partition directory (Kafka's UnifiedLog on disk)."""
+
+    path: str
+    topic_partition: TopicPartition
+    segments: list[LogSegment] = field(default_factory=list)
+    snapshots: dict[int, str] = field(default_factory=dict)  # producer snapshot offset -> path
+    temp_files: list[TempFile] = field(default_factory=list)
+    other_files: dict[str, str] = field(default_factory=dict)  # e.g. leader-epoch-checkpoint -> path
+    unknown_files: list[str] = field(default_factory=list)
+
+    @property
+    def topic(self) -> str:
+        return self.topic_partition.topic
+
+    @property
+    def partition(self) -> int:
+        return self.topic_partition.partition
+
+    @property
+    def active_segment(self) -> LogSegment | None:
+        return self.segments[-1] if self.segments else None
+
+
+def list_partition(path: str, filesystem: pafs.FileSystem | None = None,
+                   topic_partition: TopicPartition | None = None) -> PartitionLog:
+    """List one partition directory (read-only)."""
+    fs, inner = resolve(path, filesystem)
+    tp = topic_partition or TopicPartition.parse(inner.rstrip("/").rsplit("/", 1)[-1])
+    if tp is None:
+        raise ValueError(f"{path} is not a partition directory (expected <topic>-<partition>)")
+    log = PartitionLog(path, tp)
+    segments: dict[int, LogSegment] = {}
+    for info in fs.get_file_info(pafs.FileSelector(inner)):
+        if info.type != pafs.FileType.File:
+            continue
+        name = info.base_name
+        full = f"{path.rstrip('/')}/{name}"
+        m = _SEGMENT_FILE.match(name)
+        if m is None:
+            if name.endswith(".tmp") or name in ("leader-epoch-checkpoint", "partition.metadata"):
+                log.other_files[name] = full
+            else:
+                log.unknown_files.append(full)
+            continue
+        base, suffix, temp = int(m["base"]), m["suffix"], m["temp"]
+        if temp:
+            log.temp_files.append(TempFile(full, base, suffix, temp, info.size))
+        elif suffix == SNAPSHOT_SUFFIX:
+            log.snapshots[base] = full
+        elif suffix in SEGMENT_FILE_SUFFIXES:
+            seg = segments.setdefault(base, LogSegment(base))
+            setattr(seg, _ATTR[suffix], full)
+            seg.sizes[suffix] = info.size
+            if suffix == LOG_SUFFIX and info.mtime_ns is not None:
+                seg.log_mtime_ms = info.mtime_ns // 1_000_000
+        else:
+            log.unknown_files.append(full)
+    log.segments = sorted(segments.values(), key=lambda s: s.base_offset)
+    if log.segments:
+        log.segments[-1].is_active = True  # the segment with the largest base offset
+    log.snapshots = dict(sorted(log.snapshots.items()))
+    return log
+
+
+_ATTR = {LOG_SUFFIX: "log", INDEX_SUFFIX: "index", TIME_INDEX_SUFFIX: "time_index", TXN_INDEX_SUFFIX: "txn_index"}
+
+
+@dataclass(slots=True)
+class LogDir:
+    """A broker log directory: partition dirs and the root checkpoint files."""
+
+    path: str
+    partitions: list[PartitionLog]
+    files: dict[str, str]  # root files by name: meta.properties, *-checkpoint, .kafka_cleanshutdown
+
+
+def list_log_dir(path: str, filesystem: pafs.FileSystem | None = None) -> LogDir:
+    fs, inner = resolve(path, filesystem)
+    partitions, files = [], {}
+    for info in sorted(fs.get_file_info(pafs.FileSelector(inner)), key=lambda i: i.base_name):
+        full = f"{path.rstrip('/')}/{info.base_name}"
+        if info.type == pafs.FileType.Directory:
+            tp = TopicPartition.parse(info.base_name)
+            if tp is not None:
+                partitions.append(list_partition(full, filesystem, tp))
+        elif info.type == pafs.FileType.File:
+            files[info.base_name] = full
+    return LogDir(path, partitions, files)
+
+
+def is_partition_dir(path: str, filesystem: pafs.FileSystem | None = None) -> bool:
+    """A partition dir has a partition-like name and holds segment or partition metadata files; a log
+    dir's own name may look like one too (``kafka-0``), so the contents decide."""
+    if TopicPartition.parse(path.rstrip("/").rsplit("/", 1)[-1]) is None:
+        return False
+    fs, inner = resolve(path, filesystem)
+    for info in fs.get_file_info(pafs.FileSelector(inner)):
+        if info.type == pafs.FileType.File and (
+            _SEGMENT_FILE.match(info.base_name) or info.base_name in ("partition.metadata", "leader-epoch-checkpoint")
+        ):
+            return True
+        if info.type == pafs.FileType.Directory and TopicPartition.parse(info.base_name):
+            return False
+    return False
+
+
+def find_partitions(paths: list[str], filesystem: pafs.FileSystem | None = None) -> list[PartitionLog]:
+    """Partition logs under any mix of log dirs and partition dirs."""
+    out: list[PartitionLog] = []
+    for p in paths:
+        if is_partition_dir(p, filesystem):
+            out.append(list_partition(p, filesystem))
+        else:
+            out.extend(list_log_dir(p, filesystem).partitions)
+    return out
+
+
+def segment_of_file(path: str) -> tuple[TopicPartition | None, int | None]:
+    """The topic-partition (from the parent dir) and base offset (from the name) of a segment file."""
+    parts = path.rstrip("/").rsplit("/", 2)
+    m = _SEGMENT_FILE.match(parts[-1])
+    tp = TopicPartition.parse(parts[-2]) if len(parts) >= 2 else None
+    return tp, int(m["base"]) if m else None

@@ -1,0 +1,106 @@
+"""The Python API for notebooks and tests: read log files, partition dirs or log dirs into Arrow.
+
+    >>> import kafkalog_spark
+    >>> table = kafkalog_spark.read_log("/var/lib/kafka/data/orders-0", view="records")
+
+Problems in the files never raise in the default PERMISSIVE mode: they become :class:`Finding`s,
+appended to the ``findings`` list you pass, or emitted as :class:`KafkaLogWarning` when you pass none.
+FAILFAST raises :class:`KafkaLogError` at the first error.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Iterator
+
+import pyarrow as pa
+import pyarrow.fs as pafs
+
+from .findings import Finding, KafkaLogError, Severity
+from .format.batches import SegmentContext, batches_view
+from .format.compression import DEFAULT_MAX_DECOMPRESSED
+from .format.records import records_view
+from .log.file_records import DEFAULT_CHUNK_BYTES, FileRecords
+from .log.files import resolve
+from .log.log_dir import LOG_SUFFIX, find_partitions, segment_of_file
+from .schemas import BATCHES, RECORDS, arrow_schema
+
+VIEWS = {"records": RECORDS, "batches": BATCHES}
+
+
+class KafkaLogWarning(UserWarning):
+    """A finding reported while reading, when the caller did not ask to collect findings."""
+
+
+def iter_segment(path: str, view: str = "records", findings: list[Finding] | None = None, *,
+                 start: int = 0, end: int | None = None, filesystem: pafs.FileSystem | None = None,
+                 topic: str | None = None, partition: int | None = None,
+                 chunk_bytes: int = DEFAULT_CHUNK_BYTES,
+                 max_decompressed: int = DEFAULT_MAX_DECOMPRESSED) -> Iterator[pa.RecordBatch]:
+    """Arrow batches of one `.log` file's ``view``, for entries starting in [start, end)."""
+    if view not in VIEWS:
+        raise ValueError(f"unknown view {view!r}: expected one of {sorted(VIEWS)}")
+    findings = [] if findings is None else findings
+    tp, base = segment_of_file(path)
+    ctx = SegmentContext(path, topic if topic is not None else (tp.topic if tp else ""),
+                         partition if partition is not None else (tp.partition if tp else -1),
+                         base if base is not None else -1)
+    fs, inner = resolve(path, filesystem)
+    info = fs.get_file_info(inner)
+    if info.type != pafs.FileType.File:
+        findings.append(Finding(path, -1, "missing_file", "file not found"))
+        return
+    records = FileRecords(inner, fs, chunk_bytes=chunk_bytes)
+    records.path = path
+    try:
+        for chunk in records.chunks(findings, start, end):
+            if view == "batches":
+                yield batches_view(chunk, ctx, findings)
+            else:
+                yield from records_view(chunk, ctx, findings, max_decompressed)
+    except OSError as e:
+        findings.append(Finding(path, -1, "unreadable_file", str(e)))
+
+
+def segment_files(paths: str | list[str], filesystem: pafs.FileSystem | None = None) -> list[str]:
+    """The live `.log` files under files, partition dirs or log dirs, in topic/partition/offset order."""
+    out = []
+    dirs = []
+    for p in [paths] if isinstance(paths, str) else paths:
+        if p.endswith(LOG_SUFFIX):
+            out.append(p)
+        else:
+            dirs.append(p)
+    for log in find_partitions(dirs, filesystem):
+        out.extend(s.log for s in log.segments if s.log)
+    return out
+
+
+def read_log(paths: str | list[str], view: str = "records", *, findings: list[Finding] | None = None,
+             mode: str = "PERMISSIVE", filesystem: pafs.FileSystem | None = None,
+             **options) -> pa.Table:
+    """Read `.log` files, partition dirs or log dirs into one Arrow table of ``view``
+    (``"records"`` or ``"batches"``; schemas in :mod:`kafkalog_spark.schemas`)."""
+    mode = mode.upper()
+    if mode not in ("PERMISSIVE", "FAILFAST"):
+        raise ValueError(f"unknown mode {mode!r}: expected PERMISSIVE or FAILFAST")
+    collected: list[Finding] = []
+    batches = []
+    for path in segment_files(paths, filesystem):
+        for batch in iter_segment(path, view, collected, filesystem=filesystem, **options):
+            batches.append(batch)
+            _raise_if_failfast(mode, collected)
+        _raise_if_failfast(mode, collected)
+    if findings is not None:
+        findings.extend(collected)
+    else:
+        for f in collected:
+            warnings.warn(str(f), KafkaLogWarning, stacklevel=2)
+    return pa.Table.from_batches(batches, schema=arrow_schema(VIEWS[view]))
+
+
+def _raise_if_failfast(mode: str, findings: list[Finding]) -> None:
+    if mode == "FAILFAST":
+        for f in findings:
+            if f.severity == Severity.ERROR:
+                raise KafkaLogError(f)

@@ -1,0 +1,98 @@
+"""The stable schemas of every view, in one place, shared by the decoder, the Spark source and the jobs.
+
+Column names are Kafka's own (as ``kafka-dump-log`` and the record batch classes print them), in
+camelCase like Spark's built-in Kafka source (``timestampType``). Timestamps that Kafka stores as
+milliseconds with ``-1`` for "none" stay ``long`` milliseconds on batch-level columns, where ``-1``
+is meaningful (empty batches); the per-record ``timestamp`` is a Spark timestamp, null for none.
+
+The Arrow schemas are derived from the Spark ones exactly as Spark derives them, because Spark 4.2
+rejects batches whose Arrow schema differs in any way (nullability and time zone included).
+"""
+
+from __future__ import annotations
+
+from functools import cache
+
+import pyarrow as pa
+from pyspark.sql.types import (
+    ArrayType,
+    BinaryType,
+    BooleanType,
+    ByteType,
+    IntegerType,
+    LongType,
+    ShortType,
+    StringType,
+    StructField,
+    StructType,
+    TimestampType,
+)
+
+_LOCATION = [
+    StructField("topic", StringType()),
+    StructField("partition", IntegerType()),
+    StructField("segmentBaseOffset", LongType()),  # the segment file this row was read from
+    StructField("position", LongType()),  # byte position of the batch in that .log file
+]
+
+BATCHES = StructType(
+    _LOCATION
+    + [
+        StructField("size", IntegerType()),  # batch size in bytes, framing included (sizeInBytes)
+        StructField("baseOffset", LongType()),  # null for a legacy compressed wrapper (not decompressed)
+        StructField("lastOffset", LongType()),
+        StructField("count", IntegerType()),  # null for legacy entries (Kafka's countOrNull)
+        StructField("magic", ByteType()),
+        StructField("crc", LongType()),
+        StructField("isValid", BooleanType()),
+        StructField("attributes", ShortType()),
+        StructField("compresscodec", StringType()),
+        StructField("timestampType", StringType()),
+        StructField("isTransactional", BooleanType()),
+        StructField("isControl", BooleanType()),
+        StructField("deleteHorizonMs", LongType()),  # null when the batch has none
+        StructField("partitionLeaderEpoch", IntegerType()),
+        StructField("baseTimestamp", LongType()),
+        StructField("maxTimestamp", LongType()),
+        StructField("producerId", LongType()),
+        StructField("producerEpoch", ShortType()),
+        StructField("baseSequence", IntegerType()),
+        StructField("lastSequence", IntegerType()),
+    ]
+)
+
+HEADER = StructType([StructField("key", StringType()), StructField("value", BinaryType())])
+
+RECORDS = StructType(
+    _LOCATION
+    + [
+        StructField("offset", LongType()),
+        StructField("timestamp", TimestampType()),
+        StructField("timestampType", StringType()),
+        StructField("key", BinaryType()),  # null key stays null
+        StructField("value", BinaryType()),  # null value (a tombstone) stays null; empty is not null
+        StructField("headers", ArrayType(HEADER)),
+        StructField("keySize", IntegerType()),  # -1 for null, as dump-log prints it
+        StructField("valueSize", IntegerType()),
+        StructField("sequence", IntegerType()),
+        StructField("baseOffset", LongType()),
+        StructField("magic", ByteType()),
+        StructField("compresscodec", StringType()),
+        StructField("isTransactional", BooleanType()),
+        StructField("isControl", BooleanType()),
+        StructField("controlType", StringType()),  # COMMIT, ABORT, ... for control records
+        StructField("coordinatorEpoch", IntegerType()),  # for COMMIT/ABORT markers
+        StructField("producerId", LongType()),
+        StructField("producerEpoch", ShortType()),
+        StructField("partitionLeaderEpoch", IntegerType()),
+        StructField("isValid", BooleanType()),  # the batch's (or legacy message's) CRC check
+    ]
+)
+
+
+@cache
+def arrow_schema(spark_schema: StructType) -> pa.Schema:
+    """The Arrow schema Spark expects for ``spark_schema`` (what its strict check compares against)."""
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    return to_arrow_schema(spark_schema, timezone="UTC")
