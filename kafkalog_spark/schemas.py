@@ -96,3 +96,82 @@ def arrow_schema(spark_schema: StructType) -> pa.Schema:
     from pyspark.sql.pandas.types import to_arrow_schema
 
     return to_arrow_schema(spark_schema, timezone="UTC")
+
+
+# A PERMISSIVE read turns each finding into a row whose ``problem`` is set and whose data columns are
+# null (the location columns say where): the job goes on and the problem is queryable.
+PROBLEM = StructType(
+    [
+        StructField("severity", StringType()),
+        StructField("kind", StringType()),
+        StructField("file", StringType()),
+        StructField("position", LongType()),
+        StructField("detail", StringType()),
+    ]
+)
+
+
+def with_problem(schema: StructType) -> StructType:
+    """A view's schema as the Spark source returns it: the view's columns plus ``problem``."""
+    return StructType([*schema.fields, StructField("problem", PROBLEM)])
+
+
+SEGMENTS = StructType(
+    [
+        StructField("topic", StringType()),
+        StructField("partition", IntegerType()),
+        StructField("baseOffset", LongType()),
+        StructField("status", StringType()),  # live, or deleted/cleaned/swap for unfinished operations
+        StructField("isActive", BooleanType()),
+        StructField("nextBaseOffset", LongType()),  # null for the active segment
+        StructField("logFile", StringType()),
+        StructField("logSize", LongType()),
+        StructField("indexSize", LongType()),
+        StructField("timeIndexSize", LongType()),
+        StructField("txnIndexSize", LongType()),
+        StructField("hasProducerSnapshot", BooleanType()),
+        StructField("logModified", TimestampType()),
+        StructField("indexEntries", IntegerType()),  # valid entries (before any zero tail)
+        StructField("timeIndexEntries", IntegerType()),
+        StructField("lastIndexedOffset", LongType()),
+        StructField("maxIndexedTimestamp", LongType()),  # last time index entry: the segment's largest
+    ]
+)
+
+INDEX = StructType(
+    [
+        StructField("topic", StringType()),
+        StructField("partition", IntegerType()),
+        StructField("segmentBaseOffset", LongType()),
+        StructField("file", StringType()),
+        StructField("indexType", StringType()),  # offset or time
+        StructField("slot", IntegerType()),
+        StructField("offset", LongType()),
+        StructField("position", LongType()),  # offset index only
+        StructField("timestamp", LongType()),  # time index only (milliseconds)
+    ]
+)
+
+PARTITION_FILES = StructType(
+    [
+        StructField("topic", StringType()),
+        StructField("partition", IntegerType()),
+        StructField("file", StringType()),
+        StructField("fileType", StringType()),
+        StructField("entry", IntegerType()),
+        StructField("offset", LongType()),  # checkpoint offsets; snapshot offset from its name
+        StructField("epoch", IntegerType()),  # leader epoch
+        StructField("startOffset", LongType()),
+        StructField("producerId", LongType()),
+        StructField("producerEpoch", ShortType()),
+        StructField("lastSequence", IntegerType()),
+        StructField("lastOffset", LongType()),
+        StructField("offsetDelta", IntegerType()),
+        StructField("timestamp", LongType()),
+        StructField("coordinatorEpoch", IntegerType()),
+        StructField("currentTxnFirstOffset", LongType()),
+        StructField("firstOffset", LongType()),
+        StructField("lastStableOffset", LongType()),
+        StructField("topicId", StringType()),
+    ]
+)

@@ -1,0 +1,73 @@
+"""Options of the `kafkalog` source: all strings, case-insensitive, as Spark hands them over."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+
+VIEWS = ("records", "batches", "segments", "index", "partition_files")
+INTERNAL_TOPICS = ("__consumer_offsets", "__transaction_state", "__cluster_metadata", "__share_group_state")
+
+
+def _parse_size(text: str) -> int:
+    m = re.fullmatch(r"\s*(\d+)\s*([kmgt]?)i?b?\s*", text.lower())
+    if not m:
+        raise ValueError(f"invalid size {text!r}: expected bytes, or a number with k/m/g (e.g. 128m)")
+    return int(m[1]) * 1024 ** " kmgt".index(m[2] or " ")
+
+
+@dataclass(frozen=True)
+class SourceOptions:
+    paths: tuple[str, ...]
+    view: str = "records"
+    topics: tuple[str, ...] = ()  # exact names
+    topic_pattern: str | None = None  # a regular expression on the whole name
+    include_internal: bool = False
+    isolation: str = "read_uncommitted"
+    mode: str = "PERMISSIVE"
+    max_split_bytes: int = 128 * 1024 * 1024
+    open_cost_bytes: int = 4 * 1024 * 1024  # what a small segment costs when grouping, like Spark's files
+    chunk_bytes: int = 8 * 1024 * 1024
+    max_decompressed_bytes: int = 256 * 1024 * 1024
+
+    @classmethod
+    def parse(cls, options: dict[str, str]) -> SourceOptions:
+        o = {k.lower(): v for k, v in options.items()}
+        paths = tuple(json.loads(o["paths"])) if "paths" in o else ((o["path"],) if "path" in o else ())
+        if not paths:
+            raise ValueError("kafkalog: give one or more log dirs or partition dirs: load(path) or load([paths])")
+        view = o.get("view", "records").lower()
+        if view not in VIEWS:
+            raise ValueError(f"kafkalog: unknown view {view!r}; expected one of {', '.join(VIEWS)}")
+        isolation = o.get("isolation", "read_uncommitted").lower()
+        if isolation not in ("read_uncommitted", "read_committed"):
+            raise ValueError(f"kafkalog: isolation must be read_uncommitted or read_committed, not {isolation!r}")
+        mode = o.get("mode", "PERMISSIVE").upper()
+        if mode not in ("PERMISSIVE", "FAILFAST"):
+            raise ValueError(f"kafkalog: mode must be PERMISSIVE or FAILFAST, not {mode!r}")
+        topics = tuple(t.strip() for t in o.get("topics", "").split(",") if t.strip())
+        pattern = o.get("topicpattern")
+        if pattern is not None:
+            re.compile(pattern)  # fail at planning, not on the executors
+        internal = o.get("includeinternal", "false").lower()
+        if internal not in ("true", "false"):
+            raise ValueError(f"kafkalog: includeInternal must be true or false, not {internal!r}")
+        return cls(
+            paths=paths, view=view, topics=topics, topic_pattern=pattern, include_internal=internal == "true",
+            isolation=isolation, mode=mode,
+            max_split_bytes=_parse_size(o.get("maxsplitbytes", "128m")),
+            open_cost_bytes=_parse_size(o.get("opencostbytes", "4m")),
+            chunk_bytes=_parse_size(o.get("chunkbytes", "8m")),
+            max_decompressed_bytes=_parse_size(o.get("maxdecompressedbytes", "256m")),
+        )
+
+    def wants_topic(self, topic: str) -> bool:
+        # Named internal topics are read even without includeInternal: naming them is opting in.
+        if topic in self.topics:
+            return True
+        if self.topics and not self.topic_pattern:
+            return False
+        if self.topic_pattern and not re.fullmatch(self.topic_pattern, topic):
+            return False
+        return self.include_internal or topic not in INTERNAL_TOPICS

@@ -1,0 +1,208 @@
+"""Split planning on the driver: directory listings and index files only, never a `.log` scan
+(except a header hop over a large segment whose index is missing or wrong).
+
+One task per segment; a segment larger than ``max_split_bytes`` is cut at batch boundaries found through
+its `.index` so one big segment uses every core; small segments are grouped (each costing at least
+``open_cost_bytes``, like Spark's file sources) so 10,000 tiny segments do not become 10,000 tasks.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+
+import pyarrow.fs as pafs
+
+from ..log.files import open_read
+from ..log.log_dir import LogSegment, PartitionLog, find_partitions
+from .filters import Pushdown
+from .options import SourceOptions
+
+
+@dataclass(frozen=True)
+class SegmentSplit:
+    """Entries of one `.log` file starting in [start, end) (end None: to the end of the file)."""
+
+    path: str
+    topic: str
+    partition: int
+    base_offset: int
+    start: int
+    end: int | None
+    size: int  # bytes this split covers, for grouping
+    aborted: tuple[tuple[int, int, int], ...] = ()  # (producerId, firstOffset, lastOffset) of the partition
+
+
+@dataclass
+class PartitionPlan:
+    """A partition dir with the segments that survived pruning (for the non-`.log` views)."""
+
+    log: PartitionLog
+    segments: list[LogSegment] = field(default_factory=list)
+
+
+def select_partitions(opts: SourceOptions, pushdown: Pushdown,
+                      filesystem: pafs.FileSystem | None = None) -> list[PartitionLog]:
+    return [
+        p for p in find_partitions(list(opts.paths), filesystem)
+        if p.topic_partition.kind == "live" and opts.wants_topic(p.topic)
+        and pushdown.accepts("topic", p.topic) and pushdown.accepts("partition", p.partition)
+    ]
+
+
+def _offset_range_prunes(pushdown: Pushdown, first: int, last: int | None) -> bool:
+    """True when no offset in [first, last] can pass the offset predicates (last None: unbounded)."""
+    low, high = pushdown.lower_bound("offset"), pushdown.upper_bound("offset")
+    return (high is not None and high < first) or (low is not None and last is not None and low > last)
+
+
+def _segment_max_timestamp(seg: LogSegment, filesystem) -> int | None:
+    from ..log.time_index import TimeIndex
+
+    if seg.time_index is None or seg.is_active:
+        return None  # the active segment grows past its last time index entry
+    index = TimeIndex.read(seg.time_index, filesystem)
+    if index.findings or len(index.timestamps) == 0:
+        return None
+    return int(index.timestamps[-1])
+
+
+def _to_ms(value) -> int:
+    if isinstance(value, dt.datetime):
+        aware = value if value.tzinfo else value.astimezone()
+        return int(aware.timestamp() * 1000) - 1  # round down: pruning must never drop a passing row
+    return int(value)
+
+
+def prune_segments(log: PartitionLog, pushdown: Pushdown, view: str, filesystem=None) -> list[LogSegment]:
+    """The segments of a partition that may hold rows passing the pushed filters."""
+    out = []
+    segs = log.segments
+    ts_low = pushdown.lower_bound("timestamp") if view == "records" else None
+    for i, seg in enumerate(segs):
+        last = segs[i + 1].base_offset - 1 if i + 1 < len(segs) else None
+        if not pushdown.accepts("segmentBaseOffset", seg.base_offset) and view != "segments":
+            continue
+        if view == "segments" and not pushdown.accepts("baseOffset", seg.base_offset):
+            continue
+        if view == "records" and _offset_range_prunes(pushdown, seg.base_offset, last):
+            continue
+        if ts_low is not None:
+            max_ts = _segment_max_timestamp(seg, filesystem)
+            if max_ts is not None and max_ts < _to_ms(ts_low):
+                continue
+        out.append(seg)
+    return out
+
+
+def _is_boundary(f, position: int, base_offset: int, indexed_offset: int) -> bool:
+    """Does a batch start at ``position`` (an index entry), holding offsets up to the indexed one?"""
+    head = f.read_at(17, position)
+    if len(head) < 17:
+        return False
+    first = int.from_bytes(head[0:8], "big", signed=True)
+    size = int.from_bytes(head[8:12], "big", signed=True)
+    return head[16] in (0, 1, 2) and size >= 14 and base_offset <= first <= indexed_offset
+
+
+def _hop_boundaries(f, size: int) -> list[int]:
+    """Every batch start, read header by header (12 bytes each): the fallback when the index fails."""
+    out, pos = [], 0
+    while pos + 17 <= size:
+        head = f.read_at(12, pos)
+        n = int.from_bytes(head[8:12], "big", signed=True)
+        if n < 14 or pos + 12 + n > size:
+            break
+        out.append(pos)
+        pos += 12 + n
+    return out
+
+
+def split_points(seg: LogSegment, max_split_bytes: int, start: int, filesystem=None) -> list[int]:
+    """Batch-boundary positions cutting [start, log size) into pieces of about ``max_split_bytes``."""
+    from ..log.offset_index import OffsetIndex
+
+    size = seg.log_size
+    if size - start <= max_split_bytes:
+        return [start]
+    candidates: list[tuple[int, int]] = []
+    if seg.index is not None:
+        index = OffsetIndex.read(seg.index, filesystem)
+        candidates = list(zip(index.positions.tolist(), index.offsets.tolist(), strict=True))
+    points = [start]
+    with open_read(seg.log, filesystem) as f:
+        chosen = [(p, o) for p, o in _thin(candidates, start, max_split_bytes)]
+        if chosen and all(_is_boundary(f, p, seg.base_offset, o) for p, o in chosen):
+            points += [p for p, _ in chosen]
+        else:
+            points += [p for p, _ in _thin([(p, 0) for p in _hop_boundaries(f, size)], start, max_split_bytes)]
+    return points
+
+
+def _thin(candidates: list[tuple[int, int]], start: int, step: int) -> list[tuple[int, int]]:
+    out, next_cut = [], start + step
+    for pos, off in candidates:
+        if pos >= next_cut:
+            out.append((pos, off))
+            next_cut = pos + step
+    return out
+
+
+def seek_position(seg: LogSegment, pushdown: Pushdown, filesystem=None) -> int:
+    """Where to start reading a segment for the lowest offset the filters allow (0: from the start)."""
+    from ..log.offset_index import OffsetIndex
+
+    low = pushdown.lower_bound("offset")
+    if low is None or seg.index is None or low <= seg.base_offset:
+        return 0
+    index = OffsetIndex.read(seg.index, filesystem)
+    if index.findings:
+        return 0  # a damaged index could make us skip rows: read from the start instead
+    position, offset = index.lookup(low)
+    if position == 0:
+        return 0
+    with open_read(seg.log, filesystem) as f:
+        return position if _is_boundary(f, position, seg.base_offset, offset) else 0
+
+
+def aborted_transactions(log: PartitionLog, filesystem=None) -> tuple[tuple[int, int, int], ...]:
+    from ..log.transaction_index import TransactionIndex
+
+    out = []
+    for seg in log.segments:
+        if seg.txn_index is not None:
+            out += [(t.producer_id, t.first_offset, t.last_offset)
+                    for t in TransactionIndex.read(seg.txn_index, filesystem).aborted_txns]
+    return tuple(out)
+
+
+def plan_splits(opts: SourceOptions, pushdown: Pushdown, filesystem=None) -> list[SegmentSplit]:
+    splits = []
+    for log in select_partitions(opts, pushdown, filesystem):
+        aborted = aborted_transactions(log, filesystem) if opts.isolation == "read_committed" else ()
+        for seg in prune_segments(log, pushdown, opts.view, filesystem):
+            if seg.log is None:
+                continue
+            start = seek_position(seg, pushdown, filesystem) if opts.view == "records" else 0
+            points = split_points(seg, opts.max_split_bytes, start, filesystem)
+            for a, b in zip(points, [*points[1:], None], strict=True):
+                splits.append(SegmentSplit(seg.log, log.topic, log.partition, seg.base_offset, a, b,
+                                           (b if b is not None else seg.log_size) - a, aborted))
+    return splits
+
+
+def group_splits(splits: list[SegmentSplit], max_bytes: int, open_cost: int) -> list[list[SegmentSplit]]:
+    """Pack splits, in order, into groups of about ``max_bytes`` (each costing at least ``open_cost``)."""
+    groups: list[list[SegmentSplit]] = []
+    current: list[SegmentSplit] = []
+    used = 0
+    for s in splits:
+        cost = max(s.size, open_cost)
+        if current and used + cost > max_bytes:
+            groups.append(current)
+            current, used = [], 0
+        current.append(s)
+        used += cost
+    if current:
+        groups.append(current)
+    return groups
