@@ -16,7 +16,7 @@ import pyarrow.compute as pc
 
 from .findings import Finding
 from .format.batches import SegmentContext, batches_view
-from .format.records import records_view
+from .format.records import control_type, records_view
 from .log.file_records import FileRecords
 from .log.log_dir import segment_of_file
 
@@ -83,6 +83,7 @@ def record_fields(r: dict, magic: int, print_data: bool) -> dict:
             out["coordinatorEpoch"] = r["coordinatorEpoch"]
         else:
             out["controlType"] = r["controlType"]
+            out["controlTypeId"] = control_type(r["key"])[1]
     elif print_data:
         if r["key"] is not None:
             out["key"] = _text(r["key"])
@@ -100,7 +101,7 @@ def record_text(f: dict, crc: int | None) -> str:
     if "endTxnMarker" in f:
         s += f" endTxnMarker: {f['endTxnMarker']} coordinatorEpoch: {f['coordinatorEpoch']}"
     elif "controlType" in f:
-        s += f" controlType: {f['controlType']}"
+        s += f" controlType: {f['controlType']}({f['controlTypeId']})"
     if "key" in f:
         s += f" key: {f['key']}"
     if "payload" in f:
@@ -137,7 +138,7 @@ def dump_log_file(path: str, opts: DumpOptions, findings: list[Finding] | None =
             yield json.dumps(batch_json(b)) if opts.as_json else batch_text(b, valid_bytes)
             for r in by_position.get(b["position"], []):
                 f = record_fields(r, b["magic"], opts.print_data_log)
-                yield json.dumps(f) if opts.as_json else record_text(f, None if b["magic"] >= 2 else b["crc"])
+                yield json.dumps(f) if opts.as_json else record_text(f, r["crc"])
             valid_bytes += b["size"]
     for f in findings:
         if f.kind == "truncated_tail":

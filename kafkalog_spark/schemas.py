@@ -86,6 +86,7 @@ RECORDS = StructType(
         StructField("producerEpoch", ShortType()),
         StructField("partitionLeaderEpoch", IntegerType()),
         StructField("isValid", BooleanType()),  # the batch's (or legacy message's) CRC check
+        StructField("crc", LongType()),  # the batch's CRC (v2), or the legacy message's own
     ]
 )
 

@@ -25,7 +25,15 @@ from .batches import (
 )
 from .compression import DEFAULT_MAX_DECOMPRESSED, DecompressionError, decompress
 from .legacy import LegacyMessage, deep_messages
-from .scan import REC_BAD_LENGTH, REC_BAD_VARINT, REC_TOO_FEW, REC_TRAILING, REC_TRUNCATED, V2_HEADER_SIZE, decode_records
+from .scan import (
+    REC_BAD_LENGTH,
+    REC_BAD_VARINT,
+    REC_TOO_FEW,
+    REC_TRAILING,
+    REC_TRUNCATED,
+    V2_HEADER_SIZE,
+    decode_records,
+)
 
 # ControlRecordType ids, as Kafka names them
 CONTROL_TYPES = {0: "ABORT", 1: "COMMIT", 2: "LEADER_CHANGE", 3: "SNAPSHOT_HEADER", 4: "SNAPSHOT_FOOTER",
@@ -142,6 +150,7 @@ def _v2_records(chunk, index: np.ndarray, ctx: SegmentContext, findings: list[Fi
         "producerEpoch": h.producer_epoch[bi],
         "partitionLeaderEpoch": h.leader_epoch[bi],
         "isValid": h.crc_valid[bi],
+        "crc": h.crc[bi],
     }
     columns["controlType"], columns["coordinatorEpoch"] = _control_columns(h.is_control[bi], keys, values)
     return stamp(columns, n, ctx, arrow_schema(RECORDS))
@@ -193,7 +202,7 @@ def _legacy_records(wrappers: list[LegacyMessage], base: int, ctx: SegmentContex
                 "sequence": -1, "baseOffset": inner[0].offset, "magic": w.magic,
                 "compresscodec": CODEC_LABELS[w.codec], "isTransactional": False, "isControl": False,
                 "controlType": None, "coordinatorEpoch": None, "producerId": -1, "producerEpoch": -1,
-                "partitionLeaderEpoch": -1, "isValid": m.is_valid and w.is_valid,
+                "partitionLeaderEpoch": -1, "isValid": m.is_valid and w.is_valid, "crc": m.crc,
             }
             for k, v in row.items():
                 rows[k].append(v)
