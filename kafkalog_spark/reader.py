@@ -47,8 +47,11 @@ def iter_segment(path: str, view: str = "records", findings: list[Finding] | Non
                          base if base is not None else -1)
     fs, inner = resolve(path, filesystem)
     info = fs.get_file_info(inner)
-    if info.type != pafs.FileType.File:
+    if info.type == pafs.FileType.NotFound:
         findings.append(Finding(path, -1, "missing_file", "file not found"))
+        return
+    if info.type != pafs.FileType.File:
+        findings.append(Finding(path, -1, "unreadable_file", "not a regular file"))
         return
     records = FileRecords(inner, fs, chunk_bytes=chunk_bytes)
     records.path = path
