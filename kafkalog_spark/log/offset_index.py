@@ -62,9 +62,9 @@ def read_capped(path: str, filesystem: pafs.FileSystem | None, max_bytes: int, f
         with open_read(path, filesystem) as f:
             size = f.size()
             if size > max_bytes:
+                what = "not parsed" if refuse_larger else "only the first part is read"
                 findings.append(Finding(path, max_bytes, too_large_kind,
-                                        f"file is {size} bytes, more than the {max_bytes}-byte cap"
-                                        + ("; not parsed" if refuse_larger else "; only the first part is read"),
+                                        f"file is {size} bytes, more than the {max_bytes}-byte cap; {what}",
                                         Severity.ERROR))
                 if refuse_larger:
                     return None
@@ -83,8 +83,8 @@ def base_offset_for(path: str, base_offset: int | None, findings: list[Finding],
     parsed = offset_from_file_name(path)
     if parsed is None:
         findings.append(Finding(path, -1, kind,
-                                "file name does not start with a base offset (expected NNNNNNNNNNNNNNNNNNNN.<suffix>);"
-                                " assuming base offset 0", Severity.ERROR))
+                                "file name does not start with a base offset (expected "
+                                "NNNNNNNNNNNNNNNNNNNN.<suffix>); assuming base offset 0", Severity.ERROR))
         return 0
     return parsed
 
@@ -95,8 +95,8 @@ def first_violation_findings(path: str, bad_slots: np.ndarray, entry_size: int, 
     out: list[Finding] = []
     total = len(bad_slots)
     for i, slot in enumerate(bad_slots[:MAX_ORDER_FINDINGS]):
-        more = f" ({total - MAX_ORDER_FINDINGS} more not listed)" if i == MAX_ORDER_FINDINGS - 1 and total > \
-            MAX_ORDER_FINDINGS else ""
+        last_listed = i == MAX_ORDER_FINDINGS - 1 and total > MAX_ORDER_FINDINGS
+        more = f" ({total - MAX_ORDER_FINDINGS} more not listed)" if last_listed else ""
         out.append(Finding(path, int(slot) * entry_size, kind, f"entry {int(slot)}: {what}{more}", severity))
     return out
 
@@ -114,8 +114,10 @@ class OffsetIndex:
 
     ``offsets``/``positions`` hold the valid entries (absolute offsets, byte positions; int64 numpy
     arrays). ``slot_count`` is what Kafka calls ``entries`` (file length // 8, zero tail included),
-    ``entry_count`` the valid entries as dump-log counts them. ``zero_tail_start`` is the byte where the
-    zero tail begins (``None`` when the entries run to the end of the file).
+    ``entry_count`` the valid entries as dump-log counts them. ``tail_start`` is the byte where the slots
+    after the valid entries begin (``None`` when the entries run to the end of the file);
+    ``has_zero_tail`` says whether those slots are all zero (a preallocated, untrimmed index). As in
+    dump-log, slot 0 always counts as an entry, so an all-zero file has one entry (base offset, 0).
     """
 
     path: str
@@ -124,8 +126,10 @@ class OffsetIndex:
     slot_count: int = 0
     offsets: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))
     positions: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))
-    zero_tail_start: int | None = None
+    tail_start: int | None = None
+    tail_all_zero: bool = False
     last_slot_offset: int | None = None  # Kafka's lastOffset: the LAST RAW slot, zero tail or not
+    loaded: bool = False  # False when the file could not be read (see findings)
     findings: list[Finding] = field(default_factory=list)
 
     @classmethod
@@ -151,6 +155,7 @@ class OffsetIndex:
         return idx
 
     def _parse(self, data: bytes) -> None:
+        self.loaded = True
         self.length = len(data)
         n = len(data) // ENTRY_SIZE
         self.slot_count = n
@@ -164,9 +169,10 @@ class OffsetIndex:
         if n:
             self.last_slot_offset = self.base_offset + int(rel[-1])
         if valid < n:
-            self.zero_tail_start = valid * ENTRY_SIZE
-            self.findings.extend(zero_tail_findings(self.path, data, valid * ENTRY_SIZE, n * ENTRY_SIZE,
-                                                    "index", ENTRY_SIZE))
+            self.tail_start = valid * ENTRY_SIZE
+            tail = zero_tail_finding(self.path, data, valid * ENTRY_SIZE, n * ENTRY_SIZE, "index", ENTRY_SIZE)
+            self.tail_all_zero = tail.kind == "index_zero_tail"
+            self.findings.append(tail)
 
     @property
     def entry_count(self) -> int:
@@ -174,12 +180,18 @@ class OffsetIndex:
 
     @property
     def has_zero_tail(self) -> bool:
-        return self.zero_tail_start is not None
+        return self.tail_start is not None and self.tail_all_zero
+
+    @property
+    def zero_tail_start(self) -> int | None:
+        """Byte where the zero tail begins, ``None`` without one."""
+        return self.tail_start if self.has_zero_tail else None
 
     def __len__(self) -> int:
         return self.entry_count
 
     def entry(self, i: int) -> OffsetPosition:
+        """The i-th valid entry."""
         return OffsetPosition(int(self.offsets[i]), int(self.positions[i]))
 
     def lookup(self, target_offset: int) -> OffsetPosition:
@@ -202,8 +214,8 @@ class OffsetIndex:
                                Severity.ERROR))
         if self.slot_count and self.last_slot_offset is not None and self.last_slot_offset < self.base_offset:
             out.append(Finding(self.path, (self.slot_count - 1) * ENTRY_SIZE, "index_last_offset_below_base",
-                               f"last offset {self.last_slot_offset} is below the base offset {self.base_offset}"
-                               " (Kafka's sanity check fails)", Severity.ERROR))
+                               f"last offset {self.last_slot_offset} is below the base offset "
+                               f"{self.base_offset} (Kafka's sanity check fails)", Severity.ERROR))
         out.extend(first_violation_findings(
             self.path, np.flatnonzero(self.offsets < self.base_offset), ENTRY_SIZE, "index_offset_below_base",
             "offset is below the base offset (negative relative offset)"))
@@ -211,8 +223,8 @@ class OffsetIndex:
             self.path, np.flatnonzero(self.positions < 0), ENTRY_SIZE, "index_position_negative",
             "negative position"))
         out.extend(first_violation_findings(
-            self.path, np.flatnonzero(np.diff(self.offsets) <= 0) + 1, ENTRY_SIZE, "index_offsets_not_increasing",
-            "offset not greater than the previous entry's"))
+            self.path, np.flatnonzero(np.diff(self.offsets) <= 0) + 1, ENTRY_SIZE,
+            "index_offsets_not_increasing", "offset not greater than the previous entry's"))
         out.extend(first_violation_findings(
             self.path, np.flatnonzero(np.diff(self.positions) <= 0) + 1, ENTRY_SIZE,
             "index_positions_not_increasing", "position not greater than the previous entry's"))
@@ -223,20 +235,23 @@ class OffsetIndex:
 
         dump-log prints ``<file> is empty.`` when the file has no slot at all, else one line per entry
         up to the zero tail. For each entry it also reads the first batch at that position; when that
-        fails (fewer than 17 bytes of ``.log`` left there) it dies with an exception and prints
-        nothing more: pass ``log_size`` (the ``.log`` file's size) to mirror that.
+        fails (17 bytes of ``.log`` or fewer left there, e.g. an all-zero index over an empty log) it dies
+        with an exception and prints nothing more: pass ``log_size`` (the ``.log`` file's size) to
+        mirror that.
         """
+        if not self.loaded:
+            return []  # dump-log fails on a file it cannot open (stderr only)
         if self.slot_count == 0:
             return [f"{self.path} is empty."]
         lines = []
         for off, pos in zip(self.offsets.tolist(), self.positions.tolist(), strict=True):
-            if log_size is not None and (pos < 0 or pos + 17 > log_size):
+            if log_size is not None and (pos < 0 or log_size - pos <= 17):
                 break
             lines.append(f"offset: {off} position: {pos}")
         return lines
 
 
-def zero_tail_findings(path: str, data: bytes, start: int, end: int, prefix: str, entry_size: int) -> list[Finding]:
+def zero_tail_finding(path: str, data: bytes, start: int, end: int, prefix: str, entry_size: int) -> Finding:
     """Describe the slots after the valid entries: all zeros (preallocated, left by an unclean shutdown
     or a copy of a live directory: a warning, normal for the active segment) or not (an error: data
     after the entries that Kafka's dump ignores)."""
@@ -244,12 +259,11 @@ def zero_tail_findings(path: str, data: bytes, start: int, end: int, prefix: str
     nz = np.flatnonzero(tail)
     slots = (end - start) // entry_size
     if len(nz) == 0:
-        return [Finding(path, start, f"{prefix}_zero_tail",
-                        f"{slots} zero-filled slots after the last entry (preallocated index not trimmed: "
-                        "normal for the active segment of a live copy, else an unclean shutdown)",
-                        Severity.WARNING)]
+        return Finding(path, start, f"{prefix}_zero_tail",
+                       f"{slots} zero-filled slots after the last entry (preallocated index not trimmed: "
+                       "normal for the active segment of a live copy, else an unclean shutdown)",
+                       Severity.WARNING)
     first = start + int(nz[0])
-    return [Finding(path, first, f"{prefix}_nonzero_tail",
-                    f"the entries end at byte {start} (a slot with a zero relative offset), but {slots} slots"
-                    f" follow that are not all zero (first non-zero byte at {first}); Kafka ignores them",
-                    Severity.ERROR)]
+    return Finding(path, first, f"{prefix}_nonzero_tail",
+                   f"the entries end at byte {start}, but the {slots} slots from there on are not all zero"
+                   f" (first non-zero byte at {first}); dump-log ignores them", Severity.ERROR)

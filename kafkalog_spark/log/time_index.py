@@ -1,0 +1,191 @@
+"""The time index (``.timeindex``): sparse map from timestamps to offsets, for offsetsForTimes and retention.
+
+Kafka's TimeIndex writes 12-byte big-endian entries: int64 timestamp, int32 offset relative to the base
+offset (from the file name). An entry (T, O) means "the largest timestamp seen up to offset O is T", so
+timestamps strictly increase. Like the offset index it is preallocated zero-filled and trimmed on roll,
+close and recovery; dump-log stops at the first slot i > 0 whose relative offset is 0. We also end the
+valid entries at a timestamp lower than the previous one (Kafka never appends such an entry), but
+:meth:`TimeIndex.dump_lines` keeps dump-log's own rule so its output matches byte for byte.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import NamedTuple, Self
+
+import numpy as np
+import pyarrow.fs as pafs
+
+from ..findings import Finding, Severity
+from .offset_index import (
+    DEFAULT_MAX_INDEX_BYTES,
+    base_offset_for,
+    first_violation_findings,
+    read_capped,
+    zero_tail_finding,
+)
+
+ENTRY_SIZE = 12
+TIME_INDEX_DTYPE = np.dtype([("timestamp", ">i8"), ("relative_offset", ">i4")])
+NO_TIMESTAMP = -1  # RecordBatch.NO_TIMESTAMP
+
+
+class TimestampOffset(NamedTuple):
+    """One time index entry (Kafka's TimestampOffset)."""
+
+    timestamp: int
+    offset: int
+
+
+@dataclass(slots=True)
+class TimeIndex:
+    """A parsed ``.timeindex`` file.
+
+    ``timestamps``/``offsets`` (int64 numpy arrays, absolute offsets) hold the valid entries.
+    ``slot_count`` is Kafka's ``entries`` (length // 12); ``dump_count`` how many entries dump-log prints
+    (up to the first slot i > 0 at the base offset); ``entry_count`` the valid entries, which also end
+    at a decreasing timestamp. ``tail_start`` is the byte after the dump-log entries when slots follow,
+    and ``has_zero_tail`` whether those are all zero.
+    """
+
+    path: str
+    base_offset: int
+    length: int = 0
+    slot_count: int = 0
+    timestamps: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))
+    offsets: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))
+    dump_timestamps: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))
+    dump_offsets: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))
+    tail_start: int | None = None
+    tail_all_zero: bool = False
+    first_slot: TimestampOffset | None = None  # raw slot 0 and the last raw slot, as Kafka's sanityCheck
+    last_slot: TimestampOffset | None = None  # sees them (zero tail included)
+    findings: list[Finding] = field(default_factory=list)
+
+    @classmethod
+    def read(cls, path: str, filesystem: pafs.FileSystem | None = None, *, base_offset: int | None = None,
+             max_bytes: int = DEFAULT_MAX_INDEX_BYTES) -> Self:
+        """Read and check a time index; never raises on bad or missing content (see ``findings``)."""
+        findings: list[Finding] = []
+        base = base_offset_for(path, base_offset, findings, "timeindex_bad_file_name")
+        idx = cls(path, base, findings=findings)
+        data = read_capped(path, filesystem, max_bytes, findings, too_large_kind="timeindex_too_large")
+        if data is None:
+            return idx
+        idx._parse(data)
+        findings.extend(idx.sanity_check())
+        return idx
+
+    @classmethod
+    def from_bytes(cls, data: bytes, path: str, base_offset: int) -> Self:
+        """Parse a time index already in memory (``path`` only names it in findings and dump output)."""
+        idx = cls(path, base_offset)
+        idx._parse(data)
+        idx.findings.extend(idx.sanity_check())
+        return idx
+
+    def _parse(self, data: bytes) -> None:
+        self.length = len(data)
+        n = len(data) // ENTRY_SIZE
+        self.slot_count = n
+        raw = np.frombuffer(data, TIME_INDEX_DTYPE, count=n)
+        ts = raw["timestamp"].astype(np.int64)
+        off = raw["relative_offset"].astype(np.int64) + self.base_offset
+        if n:
+            self.first_slot = TimestampOffset(int(ts[0]), int(off[0]))
+            self.last_slot = TimestampOffset(int(ts[-1]), int(off[-1]))
+        zeros = np.flatnonzero(raw["relative_offset"][1:] == 0)
+        dump_end = int(zeros[0]) + 1 if len(zeros) else n
+        drops = np.flatnonzero(np.diff(ts[:dump_end]) < 0)
+        valid = int(drops[0]) + 1 if len(drops) else dump_end
+        self.dump_timestamps, self.dump_offsets = ts[:dump_end], off[:dump_end]
+        self.timestamps, self.offsets = ts[:valid], off[:valid]
+        if valid < dump_end:
+            self.findings.append(Finding(
+                self.path, valid * ENTRY_SIZE, "timeindex_timestamp_decreasing",
+                f"entry {valid}: timestamp {int(ts[valid])} is lower than the previous {int(ts[valid - 1])};"
+                f" the valid entries end here ({dump_end - valid} more up to the zero-offset rule)",
+                Severity.ERROR))
+        if dump_end < n:
+            self.tail_start = dump_end * ENTRY_SIZE
+            tail = zero_tail_finding(self.path, data, dump_end * ENTRY_SIZE, n * ENTRY_SIZE, "timeindex",
+                                     ENTRY_SIZE)
+            self.tail_all_zero = tail.kind == "timeindex_zero_tail"
+            self.findings.append(tail)
+
+    @property
+    def entry_count(self) -> int:
+        return len(self.timestamps)
+
+    @property
+    def dump_count(self) -> int:
+        return len(self.dump_timestamps)
+
+    @property
+    def has_zero_tail(self) -> bool:
+        return self.tail_start is not None and self.tail_all_zero
+
+    @property
+    def zero_tail_start(self) -> int | None:
+        """Byte where the zero tail begins, ``None`` without one."""
+        return self.tail_start if self.has_zero_tail else None
+
+    def __len__(self) -> int:
+        return self.entry_count
+
+    def entry(self, i: int) -> TimestampOffset:
+        return TimestampOffset(int(self.timestamps[i]), int(self.offsets[i]))
+
+    def lookup(self, target_timestamp: int) -> TimestampOffset:
+        """Kafka's TimeIndex.lookup: the valid entry with the largest timestamp <= target, else
+        (NO_TIMESTAMP, base offset); the offset from which to scan for the first record at or after
+        the target timestamp."""
+        slot = int(np.searchsorted(self.timestamps, target_timestamp, side="right")) - 1
+        if slot < 0:
+            return TimestampOffset(NO_TIMESTAMP, self.base_offset)
+        return self.entry(slot)
+
+    def sanity_check(self) -> list[Finding]:
+        """Kafka's TimeIndex.sanityCheck on the raw file (length a multiple of 12; last slot's timestamp
+        not below the first's; last slot's offset not below the base), plus ordering over the valid
+        entries: timestamps strictly increasing, offsets non-decreasing and not below the base.
+
+        Kafka's check reads the last RAW slot, so an untrimmed zero tail fails it (timestamp 0 < first):
+        that is reported as a warning when the zero tail explains it, an error otherwise.
+        """
+        out: list[Finding] = []
+        if self.length % ENTRY_SIZE:
+            out.append(Finding(self.path, self.slot_count * ENTRY_SIZE, "timeindex_length_not_multiple",
+                               f"time index is {self.length} bytes, not a multiple of {ENTRY_SIZE}: "
+                               f"{self.length % ENTRY_SIZE} trailing bytes (Kafka's sanity check fails)",
+                               Severity.ERROR))
+        if self.first_slot is not None and self.last_slot is not None:
+            last_pos = (self.slot_count - 1) * ENTRY_SIZE
+            why = " (Kafka's sanity check fails" + (
+                ", because of the zero tail)" if self.has_zero_tail else ")")
+            sev = Severity.WARNING if self.has_zero_tail else Severity.ERROR
+            if self.last_slot.timestamp < self.first_slot.timestamp:
+                out.append(Finding(self.path, last_pos, "timeindex_last_timestamp_before_first",
+                                   f"last timestamp {self.last_slot.timestamp} is below the first "
+                                   f"{self.first_slot.timestamp}{why}", sev))
+            if self.last_slot.offset < self.base_offset:
+                out.append(Finding(self.path, last_pos, "timeindex_last_offset_below_base",
+                                   f"last offset {self.last_slot.offset} is below the base offset "
+                                   f"{self.base_offset}{why}", Severity.ERROR))
+        out.extend(first_violation_findings(
+            self.path, np.flatnonzero(self.offsets < self.base_offset), ENTRY_SIZE,
+            "timeindex_offset_below_base", "offset is below the base offset (negative relative offset)"))
+        out.extend(first_violation_findings(
+            self.path, np.flatnonzero(np.diff(self.timestamps) <= 0) + 1, ENTRY_SIZE,
+            "timeindex_timestamps_not_increasing", "timestamp not greater than the previous entry's"))
+        out.extend(first_violation_findings(
+            self.path, np.flatnonzero(np.diff(self.offsets) < 0) + 1, ENTRY_SIZE,
+            "timeindex_offsets_decreasing", "offset lower than the previous entry's"))
+        return out
+
+    def dump_lines(self) -> list[str]:
+        """kafka-dump-log's stdout for this file, without the ``Dumping <file>`` header: one
+        ``timestamp: T offset: O`` line per slot up to dump-log's zero-offset rule (it does not stop at
+        a decreasing timestamp, it only reports it on stderr). An empty file prints nothing."""
+        return [f"timestamp: {t} offset: {o}"
+                for t, o in zip(self.dump_timestamps.tolist(), self.dump_offsets.tolist(), strict=True)]
