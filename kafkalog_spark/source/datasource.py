@@ -56,7 +56,7 @@ class KafkaLogReader(DataSourceReader):
         from .filters import from_spark_filter
 
         for f in filters:
-            predicate = from_spark_filter(f, self.options.view)
+            predicate = from_spark_filter(f, self.options.view) if self.options.pushdown else None
             if predicate is None:
                 yield f  # Spark evaluates it
             else:

@@ -17,6 +17,13 @@ def _parse_size(text: str) -> int:
     return int(m[1]) * 1024 ** " kmgt".index(m[2] or " ")
 
 
+def _parse_bool(options: dict[str, str], name: str, default: bool) -> bool:
+    text = options.get(name.lower(), str(default)).lower()
+    if text not in ("true", "false"):
+        raise ValueError(f"kafkalog: {name} must be true or false, not {text!r}")
+    return text == "true"
+
+
 @dataclass(frozen=True)
 class SourceOptions:
     paths: tuple[str, ...]
@@ -30,6 +37,7 @@ class SourceOptions:
     open_cost_bytes: int = 4 * 1024 * 1024  # what a small segment costs when grouping, like Spark's files
     chunk_bytes: int = 8 * 1024 * 1024
     max_decompressed_bytes: int = 256 * 1024 * 1024
+    pushdown: bool = True  # false: hand every filter back to Spark (for comparisons and debugging)
 
     @classmethod
     def parse(cls, options: dict[str, str]) -> SourceOptions:
@@ -50,11 +58,9 @@ class SourceOptions:
         pattern = o.get("topicpattern")
         if pattern is not None:
             re.compile(pattern)  # fail at planning, not on the executors
-        internal = o.get("includeinternal", "false").lower()
-        if internal not in ("true", "false"):
-            raise ValueError(f"kafkalog: includeInternal must be true or false, not {internal!r}")
+        internal = _parse_bool(o, "includeInternal", False)
         return cls(
-            paths=paths, view=view, topics=topics, topic_pattern=pattern, include_internal=internal == "true",
+            paths=paths, view=view, topics=topics, topic_pattern=pattern, include_internal=internal, pushdown=_parse_bool(o, "pushdown", True),
             isolation=isolation, mode=mode,
             max_split_bytes=_parse_size(o.get("maxsplitbytes", "128m")),
             open_cost_bytes=_parse_size(o.get("opencostbytes", "4m")),

@@ -158,7 +158,7 @@ def seek_position(seg: LogSegment, pushdown: Pushdown, filesystem=None) -> int:
     index = OffsetIndex.read(seg.index, filesystem)
     if index.findings:
         return 0  # a damaged index could make us skip rows: read from the start instead
-    position, offset = index.lookup(low)
+    offset, position = index.lookup(low)
     if position == 0:
         return 0
     with open_read(seg.log, filesystem) as f:
