@@ -12,7 +12,7 @@ from .findings import Finding
 
 
 def _dump(args: argparse.Namespace) -> int:
-    from .dump_files import dump_other_file  # index, snapshot, txnindex readers
+    from .dump_files import dump_other_file
 
     opts = DumpOptions(args.deep_iteration, args.print_data_log, args.json)
     findings: list[Finding] = []

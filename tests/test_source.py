@@ -150,3 +150,37 @@ def test_bad_options_are_clear_errors(spark, samples: Path) -> None:
         load(spark, samples / "broker", view="nope").schema  # noqa: B018
     with pytest.raises(Exception, match="isolation must be"):
         load(spark, samples / "broker", isolation="dirty").collect()
+
+
+def test_segments_view_lists_the_files(spark, samples: Path) -> None:
+    rows = load(spark, samples / "broker", view="segments", topics="tutorial-segments").orderBy("baseOffset").collect()
+    part = samples / "broker" / "tutorial-segments-0"
+    logs = sorted(part.glob("*.log"))
+    assert [r.baseOffset for r in rows] == [int(p.stem) for p in logs]
+    assert [r.logSize for r in rows] == [p.stat().st_size for p in logs]
+    assert [r.isActive for r in rows] == [False] * (len(logs) - 1) + [True]
+    assert [r.nextBaseOffset for r in rows][:-1] == [int(p.stem) for p in logs][1:]
+
+
+def test_index_view_agrees_with_kafka_dump_log(spark, samples: Path) -> None:
+    expected = []
+    for g in sorted((samples / "golden" / "broker" / "tiny-index-interval-0").glob("*.index.deep.txt")):
+        base = int(g.name.split(".")[0])
+        expected += [(base, int(o), int(p)) for o, p in re.findall(r"(?m)^offset: (\d+) position: (\d+)$", g.read_text())]
+    rows = load(spark, samples / "broker", view="index", topics="tiny-index-interval").where(
+        "indexType = 'offset'").collect()
+    assert expected and sorted((r.segmentBaseOffset, r.offset, r.position) for r in rows) == sorted(expected)
+
+
+def test_partition_files_view_has_aborted_transactions_and_checkpoints(spark, samples: Path) -> None:
+    df = load(spark, samples / "broker", view="partition_files", topics="txn-mixed")
+    txns = {(r.producerId, r.firstOffset, r.lastOffset, r.lastStableOffset)
+            for r in df.where("fileType = 'txnindex'").collect()}
+    expected = set()
+    for g in (samples / "golden" / "broker" / "txn-mixed-0").glob("*.txnindex.deep.txt"):
+        expected |= {tuple(int(x) for x in m) for m in re.findall(
+            r"producerId: (\d+) firstOffset: (\d+) lastOffset: (\d+) lastStableOffset: (\d+)", g.read_text())}
+    assert txns == expected and txns
+    types = {r.fileType for r in df.select("fileType").distinct().collect()}
+    assert {"leader-epoch-checkpoint", "partition.metadata", "producer-snapshot",
+            "recovery-point-offset-checkpoint", "replication-offset-checkpoint"} <= types

@@ -16,13 +16,17 @@ from .filters import Pushdown
 from .options import SourceOptions
 
 
-def _problem_rows(findings: list[Finding], split, schema: pa.Schema) -> pa.RecordBatch:
+def problem_rows(findings: list[Finding], topic: str, partition: int, base_offset: int | None,
+                 schema: pa.Schema) -> pa.RecordBatch:
     """Rows carrying only their location and the finding."""
     n = len(findings)
     columns = {f.name: pa.nulls(n, f.type) for f in schema}
-    columns["topic"] = pa.array([split.topic] * n, pa.string())
-    columns["partition"] = pa.array([split.partition] * n, pa.int32())
-    columns["segmentBaseOffset"] = pa.array([split.base_offset] * n, pa.int64())
+    columns["topic"] = pa.array([topic] * n, pa.string())
+    columns["partition"] = pa.array([partition] * n, pa.int32())
+    for name in ("segmentBaseOffset", "baseOffset"):
+        if name in columns and base_offset is not None:
+            columns[name] = pa.array([base_offset] * n, pa.int64())
+            break
     if "position" in columns:
         columns["position"] = pa.array([f.position for f in findings], pa.int64())
     columns["problem"] = pa.array(
@@ -59,7 +63,7 @@ def committed_mask(batch: pa.RecordBatch, aborted: tuple[tuple[int, int, int], .
     return keep
 
 
-def _check_failfast(opts: SourceOptions, findings: list[Finding]) -> None:
+def check_failfast(opts: SourceOptions, findings: list[Finding]) -> None:
     if opts.mode == "FAILFAST":
         for f in findings:
             if f.severity == Severity.ERROR:
@@ -72,14 +76,15 @@ def read_splits(splits, opts: SourceOptions, pushdown: Pushdown, schema: pa.Sche
         for batch in iter_segment(split.path, opts.view, findings, start=split.start, end=split.end,
                                   topic=split.topic, partition=split.partition, chunk_bytes=opts.chunk_bytes,
                                   max_decompressed=opts.max_decompressed_bytes):
-            _check_failfast(opts, findings)
+            check_failfast(opts, findings)
             if opts.view == "records" and opts.isolation == "read_committed":
                 batch = batch.filter(pa.array(committed_mask(batch, split.aborted)))
             table = pushdown.apply(pa.Table.from_batches([_with_null_problem(batch, schema)]))
             yield from table.to_batches()
-        _check_failfast(opts, findings)
+        check_failfast(opts, findings)
         if findings:
-            table = pushdown.apply(pa.Table.from_batches([_problem_rows(findings, split, schema)]))
+            problems = problem_rows(findings, split.topic, split.partition, split.base_offset, schema)
+            table = pushdown.apply(pa.Table.from_batches([problems]))
             yield from table.to_batches()
 
 
@@ -91,5 +96,4 @@ def read_group(group, opts: SourceOptions, pushdown: Pushdown, spark_schema) -> 
         from .views import read_partition_views
 
         for batch in read_partition_views(group.partition_dirs, opts, schema):
-            _check_failfast(opts, [])
             yield from pushdown.apply(pa.Table.from_batches([batch], schema=schema)).to_batches()

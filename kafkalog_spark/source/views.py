@@ -1,10 +1,17 @@
-"""The views that never read `.log` files: segments, index entries, partition-level files."""
+"""The views that never read `.log` files: segments, index entries, partition-level files.
+
+Each reads a partition directory's listing and its small files; findings become problem rows like in
+the `.log` views."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
+import pyarrow as pa
 from pyspark.sql.types import StructType
 
 from .. import schemas
+from ..findings import Finding
 
 SCHEMAS = {
     "records": schemas.RECORDS,
@@ -14,6 +21,140 @@ SCHEMAS = {
     "partition_files": schemas.PARTITION_FILES,
 }
 
+# Root checkpoint files whose entries belong to partitions, as the partition_files view names them.
+ROOT_CHECKPOINTS = (
+    "recovery-point-offset-checkpoint",
+    "replication-offset-checkpoint",
+    "log-start-offset-checkpoint",
+    "cleaner-offset-checkpoint",
+)
+
 
 def view_schema(view: str) -> StructType:
     return SCHEMAS[view]
+
+
+def _segment_rows(log, findings: list[Finding], filesystem=None, checkpoints=None) -> list[dict]:
+    from ..log.offset_index import OffsetIndex
+    from ..log.time_index import TimeIndex
+
+    rows = []
+    segs = log.segments
+    for i, seg in enumerate(segs):
+        index = OffsetIndex.read(seg.index, filesystem) if seg.index else None
+        time_index = TimeIndex.read(seg.time_index, filesystem) if seg.time_index else None
+        for parsed in (index, time_index):
+            if parsed is not None:
+                findings.extend(parsed.findings)
+        rows.append({
+            "baseOffset": seg.base_offset, "status": "live", "isActive": seg.is_active,
+            "nextBaseOffset": segs[i + 1].base_offset if i + 1 < len(segs) else None,
+            "logFile": seg.log, "logSize": seg.sizes.get(".log"), "indexSize": seg.sizes.get(".index"),
+            "timeIndexSize": seg.sizes.get(".timeindex"), "txnIndexSize": seg.sizes.get(".txnindex"),
+            "hasProducerSnapshot": seg.base_offset in log.snapshots,
+            "logModified": None if seg.log_mtime_ms is None else seg.log_mtime_ms * 1000,
+            "indexEntries": index.entry_count if index else None,
+            "timeIndexEntries": time_index.entry_count if time_index else None,
+            "lastIndexedOffset": int(index.offsets[-1]) if index is not None and len(index.offsets) else None,
+            "maxIndexedTimestamp": (int(time_index.timestamps[-1])
+                                    if time_index is not None and len(time_index.timestamps) else None),
+        })
+    for t in log.temp_files:
+        if t.suffix == ".log":
+            rows.append({"baseOffset": t.base_offset, "status": t.temp.lstrip("."), "isActive": False,
+                         "logFile": t.path, "logSize": t.size})
+    return rows
+
+
+def _index_rows(log, findings: list[Finding], filesystem=None, checkpoints=None) -> list[dict]:
+    from ..log.offset_index import OffsetIndex
+    from ..log.time_index import TimeIndex
+
+    rows = []
+    for seg in log.segments:
+        if seg.index:
+            index = OffsetIndex.read(seg.index, filesystem)
+            findings.extend(index.findings)
+            rows += [{"segmentBaseOffset": seg.base_offset, "file": seg.index, "indexType": "offset", "slot": i,
+                      "offset": o, "position": p}
+                     for i, (o, p) in enumerate(zip(index.offsets.tolist(), index.positions.tolist(), strict=True))]
+        if seg.time_index:
+            index = TimeIndex.read(seg.time_index, filesystem)
+            findings.extend(index.findings)
+            rows += [{"segmentBaseOffset": seg.base_offset, "file": seg.time_index, "indexType": "time", "slot": i,
+                      "offset": o, "timestamp": t}
+                     for i, (t, o) in enumerate(zip(index.timestamps.tolist(), index.offsets.tolist(), strict=True))]
+    return rows
+
+
+def root_checkpoints(log_dir: str, filesystem=None) -> dict[str, object]:
+    """The offset checkpoint files present at a log dir's root, parsed, by name."""
+    from ..log.checkpoints import OffsetCheckpointFile
+
+    out = {}
+    for name in ROOT_CHECKPOINTS:
+        f = OffsetCheckpointFile.read(f"{log_dir}/{name}", filesystem)
+        if not any(x.kind == "missing_file" for x in f.findings):  # not every log dir has every checkpoint
+            out[name] = f
+    return out
+
+
+def _partition_file_rows(log, findings: list[Finding], filesystem=None, checkpoints=None) -> list[dict]:
+    from ..log.checkpoints import LeaderEpochCheckpointFile, PartitionMetadataFile
+    from ..log.producer_snapshot import ProducerStateSnapshot
+    from ..log.transaction_index import TransactionIndex
+
+    rows: list[dict] = []
+
+    def add(parsed, file_type: str, entries: list[dict]) -> None:
+        findings.extend(parsed.findings)
+        rows.extend({"file": parsed.path, "fileType": file_type, "entry": i} | e for i, e in enumerate(entries))
+
+    if "leader-epoch-checkpoint" in log.other_files:
+        f = LeaderEpochCheckpointFile.read(log.other_files["leader-epoch-checkpoint"], filesystem)
+        add(f, "leader-epoch-checkpoint", [{"epoch": e.epoch, "startOffset": e.start_offset} for e in f.entries])
+    if "partition.metadata" in log.other_files:
+        f = PartitionMetadataFile.read(log.other_files["partition.metadata"], filesystem)
+        add(f, "partition.metadata", [{"topicId": f.topic_id}])
+    for offset, path in log.snapshots.items():
+        f = ProducerStateSnapshot.read(path, filesystem)
+        add(f, "producer-snapshot", [
+            {"offset": offset, "producerId": p.producer_id, "producerEpoch": p.producer_epoch,
+             "lastSequence": p.last_sequence, "lastOffset": p.last_offset, "offsetDelta": p.offset_delta,
+             "timestamp": p.timestamp, "coordinatorEpoch": p.coordinator_epoch,
+             "currentTxnFirstOffset": p.current_txn_first_offset} for p in f.producers])
+    for seg in log.segments:
+        if seg.txn_index:
+            f = TransactionIndex.read(seg.txn_index, filesystem)
+            add(f, "txnindex", [{"producerId": t.producer_id, "firstOffset": t.first_offset,
+                                 "lastOffset": t.last_offset, "lastStableOffset": t.last_stable_offset}
+                                for t in f.aborted_txns])
+    for name, f in (checkpoints or {}).items():
+        offset = f.offsets.get((log.topic, log.partition))
+        if offset is not None:
+            rows.append({"file": f.path, "fileType": name, "entry": 0, "offset": offset})
+    return rows
+
+
+_ROWS = {"segments": _segment_rows, "index": _index_rows, "partition_files": _partition_file_rows}
+
+
+def read_partition_views(partition_dirs: list[str], opts, schema: pa.Schema) -> Iterator[pa.RecordBatch]:
+    from ..log.log_dir import list_partition
+    from .scan import check_failfast, problem_rows
+
+    roots: dict[str, dict] = {}
+    for path in partition_dirs:
+        log = list_partition(path)
+        root = path.rstrip("/").rsplit("/", 1)[0]
+        if opts.view == "partition_files" and root not in roots:
+            roots[root] = root_checkpoints(root)
+        findings: list[Finding] = []
+        rows = _ROWS[opts.view](log, findings, None, roots.get(root))
+        check_failfast(opts, findings)
+        location = {"topic": log.topic, "partition": log.partition}
+        if rows:
+            columns = {f.name: [(location | r).get(f.name) for r in rows] for f in schema}
+            yield pa.RecordBatch.from_pydict(columns, schema=schema)
+        if findings:
+            yield problem_rows(findings, log.topic, log.partition, None, schema)
