@@ -93,7 +93,8 @@ def record_fields(r: dict, magic: int, print_data: bool) -> dict:
 
 
 def record_text(f: dict, crc: int | None) -> str:
-    s = f"| offset: {f['offset']} {f['timestampType']}: {f['timestamp']} keySize: {f['keySize']} valueSize: {f['valueSize']}"
+    s = (f"| offset: {f['offset']} {f['timestampType']}: {f['timestamp']} keySize: {f['keySize']} "
+         f"valueSize: {f['valueSize']}")
     if "sequence" in f:
         s += f" sequence: {f['sequence']} headerKeys: [{','.join(f['headerKeys'])}]"
     else:  # legacy records print their own validity and CRC (with dump-log's stray brace)

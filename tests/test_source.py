@@ -166,7 +166,8 @@ def test_index_view_agrees_with_kafka_dump_log(spark, samples: Path) -> None:
     expected = []
     for g in sorted((samples / "golden" / "broker" / "tiny-index-interval-0").glob("*.index.deep.txt")):
         base = int(g.name.split(".")[0])
-        expected += [(base, int(o), int(p)) for o, p in re.findall(r"(?m)^offset: (\d+) position: (\d+)$", g.read_text())]
+        pairs = re.findall(r"(?m)^offset: (\d+) position: (\d+)$", g.read_text())
+        expected += [(base, int(o), int(p)) for o, p in pairs]
     rows = load(spark, samples / "broker", view="index", topics="tiny-index-interval").where(
         "indexType = 'offset'").collect()
     assert expected and sorted((r.segmentBaseOffset, r.offset, r.position) for r in rows) == sorted(expected)

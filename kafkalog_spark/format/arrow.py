@@ -21,8 +21,11 @@ def _validity(valid: np.ndarray) -> tuple[pa.Buffer | None, int]:
     return pa.py_buffer(np.packbits(valid, bitorder="little")), nulls
 
 
+BINARY = pa.binary()
+
+
 def binary_from_slices(data: np.ndarray, pos: np.ndarray, lengths: np.ndarray,
-                       type_: pa.DataType = pa.binary()) -> pa.Array:
+                       type_: pa.DataType = BINARY) -> pa.Array:
     """Binary (or string) array of data[pos:pos+len]; a negative length is null."""
     offsets, values = gather(data, pos, lengths)
     validity, nulls = _validity(lengths >= 0)

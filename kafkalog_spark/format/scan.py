@@ -126,7 +126,7 @@ def _varint(buf, p, end, max_bytes):
     """Zig-zag base-128 varint at p. Returns (value, next position, status)."""
     raw = np.uint64(0)
     shift = np.uint64(0)
-    for i in range(max_bytes):
+    for _ in range(max_bytes):
         if p >= end:
             return np.int64(0), p, REC_TRUNCATED
         b = np.uint64(buf[p])

@@ -6,7 +6,6 @@ from pyspark.sql import SparkSession
 
 from .datasource import KafkaLogDataSource
 
-
 PUSHDOWN_CONF = "spark.sql.python.filterPushdown.enabled"
 
 

@@ -60,8 +60,8 @@ class SourceOptions:
             re.compile(pattern)  # fail at planning, not on the executors
         internal = _parse_bool(o, "includeInternal", False)
         return cls(
-            paths=paths, view=view, topics=topics, topic_pattern=pattern, include_internal=internal, pushdown=_parse_bool(o, "pushdown", True),
-            isolation=isolation, mode=mode,
+            paths=paths, view=view, topics=topics, topic_pattern=pattern, include_internal=internal,
+            isolation=isolation, mode=mode, pushdown=_parse_bool(o, "pushdown", True),
             max_split_bytes=_parse_size(o.get("maxsplitbytes", "128m")),
             open_cost_bytes=_parse_size(o.get("opencostbytes", "4m")),
             chunk_bytes=_parse_size(o.get("chunkbytes", "8m")),

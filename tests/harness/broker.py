@@ -8,6 +8,12 @@ Used by `make samples` (tests/harness/make_samples.py) and by tests that want a 
         ...produce to broker.bootstrap...
     # leaving the block stops the broker cleanly (SIGTERM), so indexes are trimmed and checkpoints written
     out, err = dump_log([some_log_file], "--deep-iteration", dist=dist)
+
+Tips for tests: the broker starts its retention, recovery-point and log-start checkpoint tasks only
+`log.initial.task.delay.ms` (30000) after startup; pass e.g. {"log.initial.task.delay.ms": 1000,
+"log.retention.check.interval.ms": 1000} to see retention act within seconds. `stop()` then `start()`
+restarts on the same log dir (storage is formatted only once); `snapshot(dest)` copies the log dir, also
+while running; `kill()` is an unclean stop. Set KAFKA_HARNESS_KEEP=1 to keep the temp work dir (server.log).
 """
 
 from __future__ import annotations
@@ -29,8 +35,8 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 CACHE_DIR = REPO_ROOT / ".cache"
 JAVA_SRC_DIR = Path(__file__).resolve().parent / "java"
 DEFAULT_VERSION = "3.9.2"
-# 3.9.x is the last line that accepts segment.bytes below 1 MiB (4.x raised the minimum), which the
-# corpus needs to get many small segments.
+# 3.9.x still accepts tiny segment.bytes such as 1000 (4.x raised the minimum), which the corpus needs
+# for many small segments.
 
 _POM = """<project xmlns="http://maven.apache.org/POM/4.0.0">
   <modelVersion>4.0.0</modelVersion>
@@ -76,6 +82,21 @@ def _require(tool: str) -> str:
     return path
 
 
+MAVEN_CENTRAL = "https://repo.maven.apache.org/maven2/"
+
+
+def _central_hint() -> str:
+    """Say whether Maven Central answers, since `mvn -q` hides download errors behind e.g.
+    "No plugin found for prefix 'dependency'"."""
+    import urllib.request
+
+    try:
+        urllib.request.urlopen(MAVEN_CENTRAL, timeout=15).close()
+    except Exception as e:  # noqa: BLE001 - any failure means unreachable
+        return f"Maven Central ({MAVEN_CENTRAL}) is unreachable from this machine: {e}."
+    return "Maven Central is reachable; check the Maven output below (proxy/mirror settings?)."
+
+
 def free_port() -> int:
     """A TCP port free on 127.0.0.1 right now (small race window, fine for tests)."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
@@ -119,10 +140,7 @@ class KafkaDistribution:
         proc = subprocess.run(cmd, capture_output=True, text=True)
         if proc.returncode != 0:
             out = (proc.stdout + proc.stderr)[-3000:]
-            hint = ""
-            if any(s in out for s in ("Could not transfer", "UnknownHost", "Connection refused", "timed out")):
-                hint = "Maven Central looks unreachable (network access to repo.maven.apache.org is required). "
-            raise HarnessError(f"{hint}Fetching Kafka {self.version} JARs with Maven failed:\n{out}")
+            raise HarnessError(f"Fetching Kafka {self.version} JARs with Maven failed. {_central_hint()}\n{out}")
         shutil.rmtree(self.libs, ignore_errors=True)
         staging.rename(self.libs)  # only a complete download becomes the cache
         self._ready.write_text(self.version + "\n")
@@ -151,8 +169,10 @@ class KafkaDistribution:
         """Run a Kafka main class or a harness program from tests/harness/java/ (name ending in .java)."""
         if main.endswith(".java"):
             main = str(JAVA_SRC_DIR / main)
-        proc = subprocess.run(self.java_cmd(main, *args, jvm_opts=jvm_opts), cwd=cwd, capture_output=True,
-                              text=True, encoding="utf-8", errors="replace")
+        raw = subprocess.run(self.java_cmd(main, *args, jvm_opts=jvm_opts), cwd=cwd, capture_output=True)
+        # Decode by hand: text=True would also translate a \r printed inside a payload into \n.
+        proc = subprocess.CompletedProcess(raw.args, raw.returncode, raw.stdout.decode("utf-8", "replace"),
+                                           raw.stderr.decode("utf-8", "replace"))
         if check and proc.returncode != 0:
             raise HarnessError(f"{Path(main).name} exited {proc.returncode}:\n{proc.stdout[-2000:]}\n"
                                f"{proc.stderr[-4000:]}")
