@@ -1,0 +1,69 @@
+/*
+ * Runs kafka.tools.DumpLogSegments.main once per job inside one JVM (hundreds of JVM starts would take
+ * minutes), capturing each run's stdout and stderr separately, exactly as the CLI prints them.
+ *
+ *   java -cp '<kafka libs>/*' DumpMany.java <jobs.tsv>
+ *
+ * Each job line: <stdout file> TAB <stderr file> TAB <DumpLogSegments arg> [TAB <arg> ...].
+ * A run that throws gets the JVM's usual "Exception in thread "main" ..." text on its stderr.
+ */
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Arrays;
+import org.apache.kafka.common.utils.Exit;
+
+public class DumpMany {
+    /** Forwards to a replaceable target; installed before Scala's Console captures System.out. */
+    static final class Switch extends OutputStream {
+        OutputStream target = OutputStream.nullOutputStream();
+        @Override public void write(int b) throws IOException { target.write(b); }
+        @Override public void write(byte[] b, int off, int len) throws IOException { target.write(b, off, len); }
+    }
+
+    /** Drop this wrapper's frames so the trace reads as if the CLI itself had thrown it. */
+    static void trimToToolMain(Throwable t) {
+        StackTraceElement[] st = t.getStackTrace();
+        for (int i = st.length - 1; i >= 0; i--) {
+            if (st[i].getClassName().equals("kafka.tools.DumpLogSegments") && st[i].getMethodName().equals("main")) {
+                t.setStackTrace(Arrays.copyOf(st, i + 1));
+                return;
+            }
+        }
+    }
+
+    public static void main(String[] args) throws Exception {
+        Switch out = new Switch(), err = new Switch();
+        PrintStream realErr = System.err;
+        System.setOut(new PrintStream(out, true, StandardCharsets.UTF_8));
+        System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
+        Exit.setExitProcedure((code, msg) -> { throw new IllegalStateException("Exit.exit(" + code + "): " + msg); });
+
+        int failed = 0;
+        for (String line : Files.readAllLines(Path.of(args[0]), StandardCharsets.UTF_8)) {
+            if (line.isBlank()) continue;
+            String[] parts = line.split("\t");
+            ByteArrayOutputStream bo = new ByteArrayOutputStream(), be = new ByteArrayOutputStream();
+            out.target = bo;
+            err.target = be;
+            try {
+                kafka.tools.DumpLogSegments.main(Arrays.copyOfRange(parts, 2, parts.length));
+            } catch (Throwable t) {
+                failed++;
+                trimToToolMain(t);
+                System.err.print("Exception in thread \"main\" ");
+                t.printStackTrace(System.err);
+            }
+            System.out.flush();
+            System.err.flush();
+            Files.write(Path.of(parts[0]), bo.toByteArray());
+            Files.write(Path.of(parts[1]), be.toByteArray());
+        }
+        realErr.println("DumpMany: " + failed + " run(s) threw");
+    }
+}
