@@ -16,6 +16,7 @@ import pyarrow.compute as pc
 
 from .findings import Finding
 from .format.batches import SegmentContext, batches_view
+from .format.java_text import java_utf8
 from .format.records import control_type, records_view
 from .log.file_records import FileRecords
 from .log.log_dir import segment_of_file
@@ -34,8 +35,8 @@ class DumpOptions:
 
 
 def _text(b: bytes | None) -> str | None:
-    # kafka-dump-log's default StringDecoder: UTF-8 with replacement characters
-    return None if b is None else b.decode("utf-8", errors="replace")
+    # kafka-dump-log's default StringDecoder: Java's UTF-8 decoding, replacement characters and all
+    return None if b is None else java_utf8(b)
 
 
 def batch_json(b: dict) -> dict:

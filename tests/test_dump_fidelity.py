@@ -15,7 +15,8 @@ LOG_GOLDENS = sorted(GOLDEN.rglob("*.log.deep.txt"))
 
 def golden_stdout(path: Path) -> list[str]:
     # split on newlines only: printed payloads may hold other line separators
-    return path.read_text(encoding="utf-8").removesuffix("\n").split("\n")
+    # bytes, not read_text(): printed payloads hold carriage returns that universal newlines would change
+    return path.read_bytes().decode("utf-8").removesuffix("\n").split("\n")
 
 
 @pytest.mark.parametrize("golden", LOG_GOLDENS, ids=lambda p: str(p.relative_to(GOLDEN)))
