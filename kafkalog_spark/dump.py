@@ -132,13 +132,17 @@ def dump_log_file(path: str, opts: DumpOptions, findings: list[Finding] | None =
     valid_bytes = 0
     for chunk in records.chunks(findings):
         batches = batches_view(chunk, ctx, findings).to_pylist()
-        rows = _record_rows(records_view(chunk, ctx, findings)) if opts.records else []
+        # legacy compressed wrappers only reveal their base offset once decompressed
+        need_rows = opts.records or any(b["baseOffset"] is None for b in batches)
+        rows = _record_rows(records_view(chunk, ctx, findings)) if need_rows else []
         by_position: dict[int, list[dict]] = {}
         for r in rows:
             by_position.setdefault(r["position"], []).append(r)
         for b in batches:
+            if b["baseOffset"] is None and by_position.get(b["position"]):
+                b["baseOffset"] = by_position[b["position"]][0]["offset"]
             yield json.dumps(batch_json(b)) if opts.as_json else batch_text(b, valid_bytes)
-            for r in by_position.get(b["position"], []):
+            for r in by_position.get(b["position"], []) if opts.records else []:
                 f = record_fields(r, b["magic"], opts.print_data_log)
                 yield json.dumps(f) if opts.as_json else record_text(f, r["crc"])
             valid_bytes += b["size"]

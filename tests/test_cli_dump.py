@@ -1,0 +1,74 @@
+"""`kafkalog dump` through its command line, against kafka-dump-log's golden output."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from kafkalog_spark import read_log
+from kafkalog_spark.cli import main
+
+SAMPLES = Path(__file__).resolve().parent.parent / "data" / "samples"
+OTHER_KINDS = [
+    "broker/tiny-index-interval-0/00000000000000000000.index",
+    "broker/tiny-index-interval-0/00000000000000000000.timeindex",
+    "broker/txn-mixed-0/00000000000000000000.txnindex",
+    "broker/txn-mixed-0/00000000000000000018.snapshot",
+    "live-copy/live-copy-0/00000000000000000072.index",
+]
+
+
+def run(capsys, monkeypatch, *args: str) -> str:
+    monkeypatch.chdir(SAMPLES)
+    assert main(list(args)) == 0
+    return capsys.readouterr().out
+
+
+@pytest.mark.parametrize("rel", OTHER_KINDS)
+def test_text_dump_equals_golden(capsys, monkeypatch, rel: str) -> None:
+    golden = (SAMPLES / "golden" / f"{rel}.deep.txt").read_bytes().decode()
+    assert run(capsys, monkeypatch, "dump", "--deep-iteration", "--print-data-log", rel) == golden
+
+
+@pytest.mark.parametrize("rel", ["broker/codec-gzip-0/00000000000000000000.log",
+                                 "legacy/legacy-v1-0/00000000000000000000.log",
+                                 "broker/txn-mixed-0/00000000000000000000.log"])
+def test_json_lines_carry_dump_log_fields(capsys, monkeypatch, rel: str) -> None:
+    golden = (SAMPLES / "golden" / f"{rel}.deep.txt").read_bytes().decode()
+    docs = [json.loads(line) for line in run(capsys, monkeypatch, "dump", "--json", "--deep-iteration", rel).splitlines()]
+    batches = [d for d in docs if d["kind"] == "batch"]
+    records = [d for d in docs if d["kind"] == "record"]
+    assert [b["lastOffset"] for b in batches] == [int(m) for m in re.findall(
+        r"(?m)^(?:baseOffset: \d+ lastOffset: |offset: )(\d+) ", golden)]
+    assert [r["offset"] for r in records] == [int(m) for m in re.findall(r"(?m)^\| offset: (\d+) ", golden)]
+    assert [r["keySize"] for r in records] == [int(m) for m in re.findall(r"(?m)^\| offset: .*? keySize: (-?\d+)", golden)]
+    assert all(b["baseOffset"] is not None and b["baseOffset"] <= b["lastOffset"] for b in batches)
+    assert all({"position", "size", "magic", "compresscodec", "isvalid"} <= b.keys() for b in batches)
+
+
+def test_json_for_index_entries(capsys, monkeypatch) -> None:
+    rel = OTHER_KINDS[0]
+    golden = (SAMPLES / "golden" / f"{rel}.deep.txt").read_bytes().decode()
+    docs = [json.loads(line) for line in run(capsys, monkeypatch, "dump", "--json", rel).splitlines()]
+    assert [(d["offset"], d["position"]) for d in docs] == [
+        (int(o), int(p)) for o, p in re.findall(r"(?m)^offset: (\d+) position: (\d+)$", golden)]
+
+
+def test_partial_tail_is_reported_like_dump_log(capsys, monkeypatch, tmp_path: Path) -> None:
+    src = SAMPLES / "broker" / "tutorial-segments-0" / "00000000000000000000.log"
+    part = tmp_path / "t-0"
+    part.mkdir()
+    log = part / src.name
+    log.write_bytes(src.read_bytes()[:-10])
+    last_size = read_log(str(src), "batches", findings=[]).column("size").to_pylist()[-1]
+    out = run(capsys, monkeypatch, "dump", str(log))
+    assert out.splitlines()[-1] == f"Found {last_size - 10} invalid bytes at the end of {log.name}"
+
+
+def test_usage_error_exits_2(capsys) -> None:
+    with pytest.raises(SystemExit) as e:
+        main(["dump"])
+    assert e.value.code == 2
