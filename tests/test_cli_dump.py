@@ -38,13 +38,15 @@ def test_text_dump_equals_golden(capsys, monkeypatch, rel: str) -> None:
                                  "broker/txn-mixed-0/00000000000000000000.log"])
 def test_json_lines_carry_dump_log_fields(capsys, monkeypatch, rel: str) -> None:
     golden = (SAMPLES / "golden" / f"{rel}.deep.txt").read_bytes().decode()
-    docs = [json.loads(line) for line in run(capsys, monkeypatch, "dump", "--json", "--deep-iteration", rel).splitlines()]
+    out = run(capsys, monkeypatch, "dump", "--json", "--deep-iteration", rel)
+    docs = [json.loads(line) for line in out.splitlines()]
     batches = [d for d in docs if d["kind"] == "batch"]
     records = [d for d in docs if d["kind"] == "record"]
     assert [b["lastOffset"] for b in batches] == [int(m) for m in re.findall(
         r"(?m)^(?:baseOffset: \d+ lastOffset: |offset: )(\d+) ", golden)]
     assert [r["offset"] for r in records] == [int(m) for m in re.findall(r"(?m)^\| offset: (\d+) ", golden)]
-    assert [r["keySize"] for r in records] == [int(m) for m in re.findall(r"(?m)^\| offset: .*? keySize: (-?\d+)", golden)]
+    key_sizes = re.findall(r"(?m)^\| offset: .*? keySize: (-?\d+)", golden)
+    assert [r["keySize"] for r in records] == [int(m) for m in key_sizes]
     assert all(b["baseOffset"] is not None and b["baseOffset"] <= b["lastOffset"] for b in batches)
     assert all({"position", "size", "magic", "compresscodec", "isvalid"} <= b.keys() for b in batches)
 
