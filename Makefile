@@ -17,7 +17,7 @@ $(STAMP): pyproject.toml
 venv: $(STAMP)
 
 demo: $(STAMP)
-	$(PY) -m kafkalog_spark.cli demo --log-dirs data/samples --warehouse warehouse
+	$(PY) -m kafkalog_spark.cli demo
 
 test: $(STAMP)
 	$(PY) -m ruff check kafkalog_spark jobs tests

@@ -1,0 +1,40 @@
+# Databricks notebook source
+# MAGIC %md
+# MAGIC # kafkalog-spark nightly
+# MAGIC Reads broker log dirs (copied to DBFS, a Volume or object storage), writes the nightly tables and shows them.
+# MAGIC Needs Databricks Runtime 15.4 LTS or later (Python data sources).
+
+# COMMAND ----------
+
+# MAGIC %pip install kafkalog-spark
+
+# COMMAND ----------
+
+dbutils.widgets.text("log_dirs", "/Volumes/main/kafka/logs/broker-1")  # noqa: F821 - Databricks global
+dbutils.widgets.text("schema", "main.kafkalog")  # noqa: F821
+dbutils.widgets.text("snapshot_id", "")  # noqa: F821
+
+# COMMAND ----------
+
+from kafkalog_spark import nightly  # noqa: E402
+from kafkalog_spark.delta import TableLocation  # noqa: E402
+from kafkalog_spark.source import register  # noqa: E402
+
+register(spark)  # noqa: F821 - the notebook's session
+catalog, _, schema = dbutils.widgets.get("schema").rpartition(".")  # noqa: F821
+config = nightly.NightlyConfig(
+    log_dirs=tuple(p.strip() for p in dbutils.widgets.get("log_dirs").split(",")),  # noqa: F821
+    location=TableLocation(catalog=catalog or None, schema=schema),
+    snapshot_id=dbutils.widgets.get("snapshot_id") or None,  # noqa: F821
+)
+tables = nightly.run(spark, config)  # noqa: F821
+
+# COMMAND ----------
+
+display(nightly.summary(tables))  # noqa: F821
+
+# COMMAND ----------
+
+for name, df in tables.items():
+    print(name)
+    display(df.limit(100))  # noqa: F821

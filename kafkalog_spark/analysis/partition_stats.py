@@ -1,0 +1,70 @@
+"""Per-partition and per-log-dir statistics, from segment stats and the partition-level files."""
+
+from __future__ import annotations
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+# The broker holds an open handle on every segment's .log and its mapped indexes, closed segments too.
+FILES_PER_SEGMENT = 3
+
+CHECKPOINT_COLUMNS = {
+    "recovery-point-offset-checkpoint": "recoveryPoint",
+    "replication-offset-checkpoint": "highWatermark",
+    "log-start-offset-checkpoint": "logStartOffsetCheckpoint",
+    "cleaner-offset-checkpoint": "cleanerCheckpoint",
+}
+
+
+def _checkpoints(partition_files: DataFrame) -> DataFrame:
+    offsets = (partition_files.where(F.col("problem").isNull() & F.col("fileType").isin(*CHECKPOINT_COLUMNS))
+               .groupBy("topic", "partition").pivot("fileType", list(CHECKPOINT_COLUMNS)).agg(F.max("offset")))
+    for name, column in CHECKPOINT_COLUMNS.items():
+        offsets = offsets.withColumnRenamed(name, column)
+    topic_ids = (partition_files.where("fileType = 'partition.metadata'")
+                 .groupBy("topic", "partition").agg(F.first("topicId").alias("topicId")))
+    return offsets.join(topic_ids, ["topic", "partition"], "full")
+
+
+def partition_stats(segment_stats: DataFrame, partition_files: DataFrame) -> DataFrame:
+    """One row per partition: segment counts, bytes, the open-file estimate, and the log's offsets:
+    log start (the checkpoint, or the first segment's base), log end, high watermark, recovery point."""
+    agg = segment_stats.groupBy("topic", "partition").agg(
+        F.count("*").alias("segments"),
+        F.sum("logSize").alias("logBytes"),
+        F.sum(F.coalesce("indexSize", F.lit(0)) + F.coalesce("timeIndexSize", F.lit(0))
+              + F.coalesce("txnIndexSize", F.lit(0))).alias("indexBytes"),
+        F.sum(F.lit(FILES_PER_SEGMENT) + F.col("txnIndexSize").isNotNull().cast("int")).alias("openFileHandles"),
+        F.sum("records").alias("records"),
+        F.sum("batches").alias("batches"),
+        F.min("baseOffset").alias("firstSegmentBaseOffset"),
+        F.max(F.when(F.col("isActive"), F.col("baseOffset"))).alias("activeSegmentBaseOffset"),
+        (F.max("lastOffset") + 1).alias("logEndOffset"),
+        F.min("minTimestamp").alias("minTimestamp"),
+        F.max("maxTimestamp").alias("maxTimestamp"),
+        F.sum("tombstones").alias("tombstones"),
+        F.sum("invalidBatches").alias("invalidBatches"),
+    )
+    out = agg.join(_checkpoints(partition_files), ["topic", "partition"], "left")
+    return out.withColumn(
+        "logStartOffset", F.greatest(F.col("firstSegmentBaseOffset"), F.coalesce("logStartOffsetCheckpoint",
+                                                                                  F.col("firstSegmentBaseOffset"))))
+
+
+def log_dir_stats(partition_stats: DataFrame, segments: DataFrame) -> DataFrame:
+    """One row per log dir (the parent of the partition dirs)."""
+    files = segments.where("problem is null").withColumn(
+        "logDir", F.regexp_extract("logFile", r"^(.*)/[^/]+/[^/]+$", 1))
+    stray = files.where("status != 'live'").groupBy("logDir").agg(F.count("*").alias("strayLogFiles"))
+    dirs = files.where("status = 'live'").select("topic", "partition", "logDir").distinct()
+    per_dir = (partition_stats.join(dirs, ["topic", "partition"])
+               .groupBy("logDir").agg(
+                   F.countDistinct("topic").alias("topics"),
+                   F.count("*").alias("partitions"),
+                   F.sum("segments").alias("segments"),
+                   F.sum("logBytes").alias("logBytes"),
+                   F.sum("indexBytes").alias("indexBytes"),
+                   F.sum("openFileHandles").alias("openFileHandles"),
+                   F.sum("records").alias("records"),
+               ))
+    return per_dir.join(stray, "logDir", "left").fillna({"strayLogFiles": 0})

@@ -1,0 +1,139 @@
+"""Per-segment statistics: what is in each segment, from the segments, batches and records views.
+
+A function of DataFrames (the views read by the `kafkalog` source for the same paths), so it can be
+tested alone and run on any session. Why a segment rolled is inferred the way the broker decides to
+roll (LogSegment.shouldRoll): from sizes, the next segment's first batch, timestamps and the topic's
+segment.bytes / segment.ms / segment.index.bytes.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import Column, DataFrame, Window
+from pyspark.sql import functions as F
+
+KEYS = ["topic", "partition", "segmentBaseOffset"]  # the views' names; the output says baseOffset
+INT32_MAX = 2**31 - 1
+
+# Kafka's defaults, used where a topic's configuration is not given.
+DEFAULT_ROLL_LIMITS = {"segmentBytes": 1073741824, "segmentMs": 604800000, "segmentIndexBytes": 10485760}
+
+
+def _ok(df: DataFrame) -> DataFrame:
+    return df.where(F.col("problem").isNull())
+
+
+def _batch_stats(batches: DataFrame) -> DataFrame:
+    b = _ok(batches)
+    first = Window.partitionBy(*KEYS).orderBy("position")
+    firsts = (b.withColumn("_n", F.row_number().over(first)).where("_n = 1")
+              .select(*KEYS, F.col("size").alias("firstBatchSize"),
+                      F.col("maxTimestamp").alias("firstBatchMaxTimestamp"),
+                      F.col("lastOffset").alias("firstBatchLastOffset")))
+    codec_mix = (b.groupBy(*KEYS, "compresscodec").count()
+                 .groupBy(*KEYS).agg(F.map_from_entries(F.collect_list(F.struct("compresscodec", "count")))
+                                     .alias("codecMix")))
+    agg = b.groupBy(*KEYS).agg(
+        F.count("*").alias("batches"),
+        F.sum("count").alias("declaredRecords"),
+        F.min(F.coalesce("baseOffset", "lastOffset")).alias("firstOffset"),
+        F.max("lastOffset").alias("lastOffset"),
+        F.max("maxTimestamp").alias("maxTimestamp"),
+        F.array_sort(F.collect_set("timestampType")).alias("timestampTypes"),
+        F.sum("size").alias("batchBytes"),
+        F.avg("size").alias("avgBatchSize"),
+        F.max("size").alias("maxBatchSize"),
+        F.sum(F.col("isTransactional").cast("int")).alias("transactionalBatches"),
+        F.sum(F.col("isControl").cast("int")).alias("controlBatches"),
+        F.sum((~F.col("isValid")).cast("int")).alias("invalidBatches"),
+        F.sum((F.col("count") == 0).cast("int")).alias("emptyBatches"),
+        F.sum(F.col("deleteHorizonMs").isNotNull().cast("int")).alias("deleteHorizonBatches"),
+        F.approx_count_distinct(F.when(F.col("producerId") >= 0, F.col("producerId"))).alias("producerIds"),
+    )
+    return agg.join(firsts, KEYS).join(codec_mix, KEYS)
+
+
+def _with_aborted(records: DataFrame, partition_files: DataFrame | None) -> DataFrame:
+    if partition_files is None:
+        return records.withColumn("_aborted", F.lit(None).cast("boolean"))
+    txns = (_ok(partition_files).where("fileType = 'txnindex'")
+            .select("topic", "partition", F.col("producerId").alias("_pid"),
+                    F.col("firstOffset").alias("_first"), F.col("lastOffset").alias("_last")))
+    cond = ((records["topic"] == txns["topic"]) & (records["partition"] == txns["partition"])
+            & records["isTransactional"] & (records["producerId"] == txns["_pid"])
+            & records["offset"].between(txns["_first"], txns["_last"]))
+    hits = (records.join(F.broadcast(txns), cond, "left_semi")
+            .select("topic", "partition", "offset").withColumn("_aborted", F.lit(True)))
+    return records.join(hits, ["topic", "partition", "offset"], "left")
+
+
+def _record_stats(records: DataFrame, partition_files: DataFrame | None) -> DataFrame:
+    r = _with_aborted(_ok(records), partition_files)
+    data = ~F.col("isControl")
+    payload = (F.greatest(F.col("keySize"), F.lit(0)) + F.greatest(F.col("valueSize"), F.lit(0))
+               + F.coalesce(F.aggregate("headers", F.lit(0),
+                                        lambda acc, h: acc + F.length(h["key"]) + F.coalesce(F.length(h["value"]),
+                                                                                            F.lit(0))),
+                            F.lit(0)))
+    ts_ms = (F.unix_micros("timestamp") / 1000).cast("long")
+    return r.groupBy(*KEYS).agg(
+        F.count("*").alias("records"),
+        F.min(ts_ms).alias("minTimestamp"),
+        F.sum(F.col("isControl").cast("int")).alias("controlRecords"),
+        F.sum((data & F.col("value").isNull()).cast("int")).alias("tombstones"),
+        F.sum((data & F.col("key").isNull()).cast("int")).alias("keylessRecords"),
+        F.approx_count_distinct(F.when(data, F.col("key"))).alias("approxDistinctKeys"),
+        F.sum(F.when(data, payload)).alias("payloadBytes"),
+        F.avg(F.when(data, payload)).alias("avgRecordSize"),
+        F.max(F.when(data, payload)).alias("maxRecordSize"),
+        F.sum(F.coalesce(F.col("_aborted"), F.lit(False)).cast("int")).alias("abortedRecords"),
+    )
+
+
+def _roll_reason(next_first_size: Column, next_first_ts: Column, next_last_offset: Column) -> Column:
+    """LogSegment.shouldRoll, in Kafka's order, evaluated for the append that opened the next segment."""
+    size = F.col("logSize") > F.col("segmentBytes") - next_first_size
+    waited = next_first_ts - F.col("firstBatchMaxTimestamp")
+    time = (F.col("logSize") > 0) & (F.col("firstBatchMaxTimestamp") >= 0) & (waited > F.col("segmentMs"))
+    index_full = ((F.col("indexEntries") >= F.floor(F.col("segmentIndexBytes") / 8))
+                  | (F.col("timeIndexEntries") >= F.floor(F.col("segmentIndexBytes") / 12) - 1))
+    overflow = (next_last_offset - F.col("segmentBaseOffset")) > INT32_MAX
+    return (F.when(F.col("isActive"), F.lit(None))
+            .when(size, "size").when(time, "time").when(index_full, "index_full")
+            .when(overflow, "offset_overflow").otherwise("unknown"))
+
+
+def segment_stats(segments: DataFrame, batches: DataFrame, records: DataFrame,
+                  partition_files: DataFrame | None = None, roll_limits: DataFrame | None = None) -> DataFrame:
+    """One row per live segment. ``roll_limits`` has topic, segmentBytes, segmentMs, segmentIndexBytes
+    (Kafka's defaults for topics it does not list)."""
+    seg = (_ok(segments).where("status = 'live'").withColumnRenamed("baseOffset", "segmentBaseOffset")
+           .select(*KEYS, "isActive", "nextBaseOffset", "logFile", "logSize", "indexSize", "timeIndexSize",
+                   "txnIndexSize", "indexEntries", "timeIndexEntries", "logModified"))
+    stats = (seg.join(_batch_stats(batches), KEYS, "left").join(_record_stats(records, partition_files), KEYS, "left"))
+    if roll_limits is None:
+        stats = stats.select("*", *[F.lit(v).alias(k) for k, v in DEFAULT_ROLL_LIMITS.items()])
+    else:
+        stats = stats.join(F.broadcast(roll_limits), "topic", "left")
+        for k, v in DEFAULT_ROLL_LIMITS.items():
+            stats = stats.withColumn(k, F.coalesce(F.col(k), F.lit(v)))
+    nxt = Window.partitionBy("topic", "partition").orderBy("segmentBaseOffset")
+    stats = stats.withColumn(
+        "rollReason",
+        _roll_reason(F.lead("firstBatchSize").over(nxt), F.lead("firstBatchMaxTimestamp").over(nxt),
+                     F.lead("firstBatchLastOffset").over(nxt)),
+    )
+    span = F.col("lastOffset") - F.col("firstOffset") + 1
+    return stats.select(
+        "topic", "partition", F.col("segmentBaseOffset").alias("baseOffset"), "isActive", "logFile", "logSize",
+        "indexSize", "timeIndexSize", "txnIndexSize", "logModified",
+        F.coalesce("batches", F.lit(0)).alias("batches"),
+        F.coalesce("records", F.lit(0)).alias("records"),
+        "firstOffset", "lastOffset",
+        F.when(span.isNotNull(), span - F.col("records")).alias("offsetGaps"),
+        "minTimestamp", "maxTimestamp", "timestampTypes", "codecMix",
+        F.col("batchBytes").alias("bytesOnDisk"), F.col("payloadBytes").alias("bytesBeforeCompression"),
+        "avgBatchSize", "maxBatchSize", "avgRecordSize", "maxRecordSize",
+        "transactionalBatches", "controlBatches", "controlRecords", "abortedRecords", "producerIds",
+        "tombstones", "keylessRecords", "approxDistinctKeys", "emptyBatches", "deleteHorizonBatches",
+        "invalidBatches", "indexEntries", "timeIndexEntries", "rollReason",
+    )

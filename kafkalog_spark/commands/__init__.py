@@ -1,0 +1,1 @@
+"""`kafkalog` subcommands: one module each, each with ``add_parser(subparsers)``."""

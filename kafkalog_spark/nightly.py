@@ -1,0 +1,144 @@
+"""The nightly job: read broker log dirs, compute the analyses, write them as one snapshot into Delta.
+
+The job only wires configuration to the analyses (functions of DataFrames, in
+:mod:`kafkalog_spark.analysis`) and to the snapshot writer (:mod:`kafkalog_spark.delta`).
+Configuration comes from a TOML file (``conf/nightly.toml``) with command-line overrides.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import tomllib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from .delta import TableLocation, write_snapshot
+
+VIEWS = ("segments", "batches", "records", "index", "partition_files")
+TABLES = ("segment_stats", "partition_stats", "log_dir_stats", "index_findings")
+
+
+@dataclass(frozen=True)
+class NightlyConfig:
+    log_dirs: tuple[str, ...]
+    location: TableLocation
+    include_internal: bool = True
+    snapshot_id: str | None = None  # default: the run's UTC time, e.g. 2026-11-21T02:00:00Z
+    table_names: dict[str, str] = field(default_factory=lambda: {t: t for t in TABLES})
+    broker_config: str | None = None  # a broker's server.properties
+    topic_config: str | None = None  # per-topic overrides (see kafkalog_spark.config)
+    max_split_bytes: str = "128m"
+
+    @classmethod
+    def load(cls, path: str | None = None, **overrides) -> NightlyConfig:
+        """From a TOML file (sections [input], [output], [snapshot], [configs], [tables]), then overrides."""
+        doc = tomllib.loads(Path(path).read_text()) if path else {}
+        base = Path(path).parent if path else Path.cwd()  # relative paths are relative to the file
+
+        def rel(p: str | None) -> str | None:
+            return None if p is None or "://" in p or Path(p).is_absolute() else str(base / p)
+
+        inp, out, cfg = doc.get("input", {}), doc.get("output", {}), doc.get("configs", {})
+        warehouse = out.get("warehouse")
+        location = TableLocation(warehouse=rel(warehouse) if warehouse else None,
+                                 catalog=out.get("catalog"), schema=out.get("schema"))
+        config = cls(
+            log_dirs=tuple(rel(p) for p in inp.get("log_dirs", [])),
+            location=location,
+            include_internal=inp.get("include_internal", True),
+            snapshot_id=doc.get("snapshot", {}).get("id") or None,
+            table_names={t: doc.get("tables", {}).get(t, t) for t in TABLES},
+            broker_config=rel(cfg.get("broker_properties")),
+            topic_config=rel(cfg.get("topic_overrides")),
+            max_split_bytes=str(inp.get("max_split_bytes", "128m")),
+        )
+        return replace(config, **{k: v for k, v in overrides.items() if v is not None})
+
+
+def read_views(spark: SparkSession, config: NightlyConfig) -> dict[str, DataFrame]:
+    """The source's views over the configured log dirs, cached: every analysis reads them again."""
+    def view(name: str) -> DataFrame:
+        reader = (spark.read.format("kafkalog").option("view", name)
+                  .option("includeInternal", str(config.include_internal).lower())
+                  .option("maxSplitBytes", config.max_split_bytes))
+        return reader.load(list(config.log_dirs)).persist()
+
+    return {name: view(name) for name in VIEWS}
+
+
+def compute(spark: SparkSession, views: dict[str, DataFrame]) -> dict[str, DataFrame]:
+    from .analysis.index_validation import index_findings
+    from .analysis.partition_stats import log_dir_stats, partition_stats
+    from .analysis.segment_stats import segment_stats
+
+    segments = segment_stats(views["segments"], views["batches"], views["records"], views["partition_files"])
+    partitions = partition_stats(segments, views["partition_files"])
+    return {
+        "segment_stats": segments,
+        "partition_stats": partitions,
+        "log_dir_stats": log_dir_stats(partitions, views["segments"]),
+        "index_findings": index_findings(spark, views),
+    }
+
+
+def summary(tables: dict[str, DataFrame]) -> DataFrame:
+    """Per topic: segments, bytes, records, and findings by severity."""
+    per_topic = tables["partition_stats"].groupBy("topic").agg(
+        F.sum("segments").alias("segments"), F.sum("logBytes").alias("bytes"), F.sum("records").alias("records"))
+    findings = (tables["index_findings"].groupBy("topic").pivot("severity", ["error", "warning", "info"]).count()
+                .fillna(0))
+    return per_topic.join(findings, "topic", "left").fillna(0).orderBy("topic")
+
+
+def run(spark: SparkSession, config: NightlyConfig, now: Callable[[], dt.datetime] | None = None
+        ) -> dict[str, DataFrame]:
+    """Compute every table and write it as one snapshot; returns the computed tables."""
+    started = (now or (lambda: dt.datetime.now(dt.UTC)))()
+    snapshot_id = config.snapshot_id or started.strftime("%Y-%m-%dT%H:%M:%SZ")
+    views = read_views(spark, config)
+    try:
+        tables = compute(spark, views)
+        for name, df in tables.items():
+            write_snapshot(df, config.location, config.table_names[name], snapshot_id, started)
+        return tables
+    finally:
+        for v in views.values():
+            v.unpersist()
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="nightly", description="kafkalog-spark nightly job")
+    p.add_argument("--config", default=None, help="TOML job configuration (see conf/nightly.toml)")
+    p.add_argument("--log-dir", action="append", dest="log_dirs", help="a broker log dir (repeatable)")
+    p.add_argument("--warehouse", help="directory of the Delta tables (local path or URI)")
+    p.add_argument("--schema", help="catalog schema for the tables, e.g. main.kafkalog (instead of --warehouse)")
+    p.add_argument("--snapshot-id", help="replace this snapshot's rows (default: the run's UTC time)")
+    return p
+
+
+def config_from_args(args: argparse.Namespace) -> NightlyConfig:
+    overrides: dict = {"snapshot_id": args.snapshot_id}
+    if args.log_dirs:
+        overrides["log_dirs"] = tuple(args.log_dirs)
+    if args.warehouse or args.schema:
+        catalog, _, schema = (args.schema or "").rpartition(".")
+        overrides["location"] = TableLocation(warehouse=args.warehouse, catalog=catalog or None,
+                                              schema=schema or None)
+    return NightlyConfig.load(args.config, **overrides)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """spark-submit entry point: uses the session spark-submit (or Databricks) provides."""
+    from .source import register
+
+    config = config_from_args(build_parser().parse_args(argv))
+    spark = SparkSession.builder.getOrCreate()
+    register(spark)
+    tables = run(spark, config)
+    summary(tables).show(200, truncate=False)
+    return 0
