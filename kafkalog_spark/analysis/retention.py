@@ -1,0 +1,463 @@
+"""Retention plan: which segments a Kafka 3.9 broker's retention would delete, and why the others stay.
+
+:func:`retention_plan` takes the ``segments``, ``batches`` and ``partition_files`` views of the same log dirs
+(read by the ``kafkalog`` source) and returns one row per live segment (:data:`PLAN_SCHEMA`).
+:func:`retention_what_if` runs the plan for two configurations side by side. :func:`plan_partition` is the
+per-partition core in plain Python.
+
+Semantics, as ``UnifiedLog.deleteOldSegments`` / ``deletableSegments`` (core/src/main/scala/kafka/log/
+UnifiedLog.scala, 3.9):
+
+- Rules run in order, each on what the previous one left: log start offset, then (cleanup.policy contains
+  ``delete``) size, then time. Compact-only topics get only the log-start-offset rule (run by the cleaner
+  thread, as are the delete rules of ``compact,delete`` topics).
+- Each rule deletes a prefix: the walk from the oldest segment stops at the first segment that fails. A
+  segment qualifies only if the high watermark >= its upper bound (the next segment's base offset, or the log
+  end offset for the last segment), the rule's predicate holds, and it is not the last segment while empty.
+- Log-start-offset rule: the next segment exists and its base offset <= the log start offset. Size rule:
+  skipped when retention.bytes < 0 or the log's size (all remaining segments) < retention.bytes; otherwise
+  diff = size - retention.bytes and segments go while diff - segment.size >= 0. Time rule: skipped when
+  retention.ms < 0; a segment goes while as_of - largestTimestamp > retention.ms (strict).
+- When every segment goes, the broker first rolls a new empty active segment at the log end offset; the new
+  log start offset is then the log end offset. Otherwise it is max(log start offset, first surviving base).
+- Tiered storage (remote.storage.enable=true, not compacted, not internal, remote.log.copy.disable=false): the
+  size and time rules use local.retention.bytes/ms (-2 = retention.bytes/ms) and a segment may only go once it
+  is in remote storage, which cannot be known offline: such rows say ``requiresRemoteCopy`` and rules
+  ``local_size``/``local_time``. A segment below the log start offset goes without a copy. The active segment is
+  never deleted directly: the broker rolls it, and it becomes eligible after its copy.
+
+Inputs: the segment's largest timestamp is the greater of its last time index entry and its batches' max
+``maxTimestamp`` (the broker's maxTimestampSoFar); when neither is >= 0 the ``.log`` mtime is used, as
+``LogSegment.largestTimestamp`` does. The high watermark comes from replication-offset-checkpoint, clamped to
+[log start offset, log end offset] as ``updateHighWatermark`` does; without an entry it is assumed to be the
+log end offset (a leader that caught up). The log start offset is max(log-start-offset-checkpoint, first
+segment base); the broker writes an entry only when the start is above the first segment's base, so no
+entry means the first segment's base. The log end offset is the last batch's lastOffset + 1 (the active
+segment's base when it is empty). ``__cluster_metadata`` is the KRaft log, trimmed by snapshots, not by log
+retention: its rows are never deletable.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql.types import (
+    ArrayType,
+    BooleanType,
+    IntegerType,
+    LongType,
+    StringType,
+    StructField,
+    StructType,
+)
+
+from ..config import TopicConfig, effective_config
+
+KRAFT_METADATA_TOPIC = "__cluster_metadata"
+
+PLAN_FIELDS = [
+    StructField("topic", StringType()),
+    StructField("partition", IntegerType()),
+    StructField("baseOffset", LongType()),
+    StructField("nextBaseOffset", LongType()),  # null for the last (active) segment
+    StructField("size", LongType()),  # .log bytes (what the size rule counts)
+    StructField("largestTimestamp", LongType()),  # ms; what the time rule compares
+    StructField("largestTimestampSource", StringType()),  # batches | time_index | mtime | unknown
+    StructField("isActive", BooleanType()),
+    StructField("deletable", BooleanType()),
+    StructField("rule", StringType()),  # log_start_offset | size | time | local_size | local_time; null if kept
+    StructField("reason", StringType()),  # why it is kept; null if deletable
+    StructField("requiresRemoteCopy", BooleanType()),  # tiered: deletable only once copied to remote storage
+    StructField("timeExpired", BooleanType()),  # the segment's own time predicate; null if no time rule
+    StructField("eligibleAtMs", LongType()),  # largestTimestamp + retention.ms + 1; null if no time rule
+    StructField("bytesReclaimed", LongType()),  # size if deletable, else 0
+    # per partition, repeated on each of its rows
+    StructField("logStartOffset", LongType()),  # as the broker loads it
+    # checkpoint | first_segment (checkpoint file without an entry, as normal) | assumed_first_segment (no file)
+    StructField("logStartOffsetSource", StringType()),
+    StructField("highWatermark", LongType()),
+    StructField("highWatermarkSource", StringType()),  # checkpoint | assumed_log_end_offset
+    StructField("logEndOffset", LongType()),
+    StructField("newLogStartOffset", LongType()),  # after the plan (tiered: the local log start offset)
+    StructField("rollsActiveSegment", BooleanType()),  # the broker rolls a new empty segment first
+    StructField("cleanupPolicy", StringType()),
+    StructField("retentionMs", LongType()),  # the limit the time rule uses (local.retention.ms when tiered)
+    StructField("retentionBytes", LongType()),  # the limit the size rule uses (local.retention.bytes when tiered)
+    StructField("remoteStorage", BooleanType()),  # tiered storage active for this topic
+    StructField("asOfMs", LongType()),
+    StructField("assumptions", ArrayType(StringType())),
+]
+PLAN_SCHEMA = StructType(PLAN_FIELDS)
+
+# Columns that change with the configuration: the what-if run repeats them as whatIf<Name>.
+WHAT_IF_COLUMNS = ["deletable", "rule", "reason", "requiresRemoteCopy", "timeExpired", "eligibleAtMs",
+                   "bytesReclaimed", "newLogStartOffset", "rollsActiveSegment", "cleanupPolicy", "retentionMs",
+                   "retentionBytes", "remoteStorage"]
+WHAT_IF_SCHEMA = StructType(
+    PLAN_FIELDS + [StructField("whatIf" + f.name[0].upper() + f.name[1:], f.dataType)
+                   for f in PLAN_FIELDS if f.name in WHAT_IF_COLUMNS])
+
+ASSUME_HW = "high watermark unknown (no replication-offset-checkpoint entry): assumed the log end offset"
+ASSUME_HW_FILE = "high watermark unknown (no replication-offset-checkpoint file): assumed the log end offset"
+ASSUME_LSO_FILE = ("log start offset unknown (no log-start-offset-checkpoint file): assumed the first segment's "
+                   "base offset")
+ASSUME_LEO = "active segment not in the batches given: log end offset estimated from the other segments"
+ASSUME_MTIME = "no record timestamp in the segment: the time rule uses the .log file's mtime"
+ASSUME_NO_TS = "no timestamp and no mtime: the time rule cannot apply to this segment"
+ASSUME_REMOTE = "tiered storage: whether a segment is already in remote storage cannot be known offline"
+ASSUME_COMPACT = "compact,delete: the cleaner may compact this log before applying retention; not simulated"
+ASSUME_KRAFT = "__cluster_metadata is trimmed by KRaft snapshots, not by log retention"
+
+
+@dataclass(frozen=True)
+class RetentionParams:
+    """What the plan needs from a TopicConfig (plain and picklable, shipped to the Python workers)."""
+
+    delete: bool
+    compact: bool
+    retention_ms: int  # the time rule's limit (local when tiered with remote copy)
+    retention_bytes: int  # the size rule's limit (local when tiered with remote copy)
+    remote_log: bool  # UnifiedLog.remoteLogEnabled
+    remote_copy: bool  # remoteLogEnabledAndRemoteCopyEnabled
+
+    @classmethod
+    def of(cls, config: TopicConfig) -> RetentionParams:
+        copy = config.remote_copy_enabled
+        return cls(
+            delete=config.delete, compact=config.compact,
+            retention_ms=config.local_retention_ms if copy else config.retention_ms,
+            retention_bytes=config.local_retention_bytes if copy else config.retention_bytes,
+            remote_log=config.remote_log_enabled, remote_copy=copy)
+
+    @property
+    def policy(self) -> str:
+        return ",".join(p for p, on in (("compact", self.compact), ("delete", self.delete)) if on)
+
+
+@dataclass(frozen=True)
+class SegmentInput:
+    base_offset: int
+    size: int
+    max_batch_timestamp: int | None = None  # max maxTimestamp of its batches
+    max_indexed_timestamp: int | None = None  # last time index entry
+    log_mtime_ms: int | None = None
+    max_last_offset: int | None = None  # max lastOffset of its batches (None: no batches read)
+
+
+def largest_timestamp(seg: SegmentInput) -> tuple[int | None, str]:
+    """LogSegment.largestTimestamp offline: max timestamp so far if >= 0, else the .log mtime."""
+    candidates = [(t, src) for t, src in ((seg.max_batch_timestamp, "batches"),
+                                          (seg.max_indexed_timestamp, "time_index")) if t is not None and t >= 0]
+    if candidates:
+        return max(candidates, key=lambda c: c[0])
+    if seg.log_mtime_ms is not None:
+        return seg.log_mtime_ms, "mtime"
+    return None, "unknown"
+
+
+def plan_partition(topic: str, partition: int, segments: list[SegmentInput], params: RetentionParams,
+                   as_of_ms: int, hw_checkpoint: int | None = None, lso_checkpoint: int | None = None, *,
+                   hw_file: bool | None = None, lso_file: bool | None = None) -> list[dict[str, Any]]:
+    """The plan for one partition: one dict per segment, keys as :data:`PLAN_SCHEMA`.
+
+    ``hw_checkpoint``/``lso_checkpoint``: the partition's entries in replication-offset-checkpoint and
+    log-start-offset-checkpoint (None: no entry). ``hw_file``/``lso_file``: whether those files exist in the log
+    dir (None: not known). A log-start-offset-checkpoint without an entry is normal (the broker writes entries
+    only above the first segment's base); a missing file is stated as an assumption.
+    """
+    segs = sorted(segments, key=lambda s: s.base_offset)
+    n = len(segs)
+    if n == 0:
+        return []
+    partition_notes: list[str] = []
+
+    # Offsets as the broker loads them (LogLoader, UnifiedLog's constructor, updateHighWatermark).
+    active = segs[-1]
+    if active.max_last_offset is not None:
+        leo = active.max_last_offset + 1
+    else:
+        known = [s.max_last_offset for s in segs if s.max_last_offset is not None]
+        leo = max([active.base_offset] + [o + 1 for o in known])
+        if active.size > 0:
+            partition_notes.append(ASSUME_LEO)
+    first_base = segs[0].base_offset
+    if lso_checkpoint is not None:
+        global_lso = lso_checkpoint if params.remote_log else max(lso_checkpoint, first_base)
+        lso_source = "checkpoint"
+    elif lso_file:
+        global_lso, lso_source = first_base, "first_segment"
+    else:
+        global_lso, lso_source = first_base, "assumed_first_segment"
+        partition_notes.append(ASSUME_LSO_FILE)
+    local_lso = max(global_lso, first_base)
+    if hw_checkpoint is not None:
+        hw, hw_source = min(max(hw_checkpoint, local_lso), leo), "checkpoint"
+    else:
+        hw, hw_source = leo, "assumed_log_end_offset"
+        partition_notes.append(ASSUME_HW if hw_file else ASSUME_HW_FILE)
+    if params.remote_log:
+        partition_notes.append(ASSUME_REMOTE)
+    if params.compact and params.delete:
+        partition_notes.append(ASSUME_COMPACT)
+    kraft = topic == KRAFT_METADATA_TOPIC
+    if kraft:
+        partition_notes.append(ASSUME_KRAFT)
+
+    stamps = [largest_timestamp(s) for s in segs]
+
+    def upper(j: int) -> int:
+        return segs[j + 1].base_offset if j + 1 < n else leo
+
+    deleted_by: list[str | None] = [None] * n
+    remote_needed = [False] * n
+    state = {"first": 0, "rolled": False, "should_roll": False}
+    lso_rule_offset = local_lso if params.remote_log else global_lso
+
+    def walk(rule: str, predicate: Callable[[int], bool], needs_copy: Callable[[int], bool]) -> None:
+        """deletableSegments(predicate) then deleteSegments: mark the deleted prefix."""
+        if state["rolled"]:
+            return  # only the new, empty active segment is left: never deletable
+        j = state["first"]
+        while j < n:
+            last = j == n - 1
+            ok = hw >= upper(j) and predicate(j)
+            if ok and params.remote_log and last and segs[j].size > 0:
+                state["should_roll"] = True  # tiered: roll the active segment, eligible after its copy
+            if not ok or (last and segs[j].size == 0):
+                break
+            copy = needs_copy(j)
+            if copy and last:
+                break  # the active segment is never in remote storage
+            deleted_by[j], remote_needed[j] = rule, copy
+            j += 1
+        if j > state["first"]:
+            state["first"] = j
+            if j == n:
+                state["rolled"] = True  # all gone: the broker rolls a new empty segment at the log end offset
+
+    def no_copy(_j: int) -> bool:
+        return False
+
+    def copy_unless_below_start(j: int) -> bool:
+        # isSegmentEligibleForDeletion: in remote storage, or the log start offset passed the next segment
+        return params.remote_copy and not (j + 1 < n and global_lso >= segs[j + 1].base_offset)
+
+    if not kraft:
+        walk("log_start_offset", lambda j: j + 1 < n and segs[j + 1].base_offset <= lso_rule_offset,
+             copy_unless_below_start)
+        if params.delete:
+            limit = params.retention_bytes
+            size = sum(s.size for s in segs[state["first"]:]) if not state["rolled"] else 0
+            if limit >= 0 and size >= limit:
+                diff = [size - limit]
+
+                def size_predicate(j: int) -> bool:
+                    if diff[0] - segs[j].size >= 0:
+                        diff[0] -= segs[j].size
+                        return True
+                    return False
+
+                walk("local_size" if params.remote_copy else "size", size_predicate, copy_unless_below_start)
+            if params.retention_ms >= 0:
+                walk("local_time" if params.remote_copy else "time",
+                     lambda j: stamps[j][0] is not None and as_of_ms - stamps[j][0] > params.retention_ms,
+                     copy_unless_below_start)
+
+    first_kept = state["first"]
+    if state["rolled"]:
+        new_lso = max(local_lso, leo)
+    else:
+        new_lso = max(local_lso, segs[first_kept].base_offset)
+    time_rule = params.delete and params.retention_ms >= 0 and not kraft
+    rows = []
+    for j, seg in enumerate(segs):
+        ts, ts_source = stamps[j]
+        notes = list(partition_notes)
+        if ts_source == "mtime":
+            notes.append(ASSUME_MTIME)
+        elif ts_source == "unknown":
+            notes.append(ASSUME_NO_TS)
+        expired = (ts is not None and as_of_ms - ts > params.retention_ms) if time_rule else None
+        deletable = deleted_by[j] is not None
+        rows.append({
+            "topic": topic, "partition": partition, "baseOffset": seg.base_offset,
+            "nextBaseOffset": segs[j + 1].base_offset if j + 1 < n else None,
+            "size": seg.size, "largestTimestamp": ts, "largestTimestampSource": ts_source,
+            "isActive": j == n - 1, "deletable": deletable, "rule": deleted_by[j],
+            "reason": None if deletable else _kept_reason(j, n, segs, params, hw, upper(j), first_kept, kraft,
+                                                         expired, lso_rule_offset),
+            "requiresRemoteCopy": remote_needed[j], "timeExpired": expired,
+            "eligibleAtMs": ts + params.retention_ms + 1 if time_rule and ts is not None else None,
+            "bytesReclaimed": seg.size if deletable else 0,
+            "logStartOffset": global_lso, "logStartOffsetSource": lso_source,
+            "highWatermark": hw, "highWatermarkSource": hw_source, "logEndOffset": leo,
+            "newLogStartOffset": new_lso, "rollsActiveSegment": bool(state["rolled"] or state["should_roll"]),
+            "cleanupPolicy": params.policy, "retentionMs": params.retention_ms,
+            "retentionBytes": params.retention_bytes, "remoteStorage": params.remote_log, "asOfMs": as_of_ms,
+            "assumptions": notes,
+        })
+    return rows
+
+
+def _kept_reason(j: int, n: int, segs: list[SegmentInput], params: RetentionParams, hw: int, upper: int,
+                 first_kept: int, kraft: bool, expired: bool | None, lso_rule_offset: int) -> str:
+    """Why segment j survives: the first condition of deletableSegments it fails, or an earlier kept one."""
+    last = j == n - 1
+    below_start = j + 1 < n and segs[j + 1].base_offset <= lso_rule_offset
+    if kraft:
+        return "kraft_metadata_log"
+    if hw < upper:
+        return "above_high_watermark"
+    if last and segs[j].size == 0:
+        return "last_empty_segment"
+    if j > first_kept and (below_start or expired):
+        return "prefix_rule"  # would qualify, but an earlier segment is kept
+    if not params.delete:
+        return "active_segment" if last else "policy_compact"
+    if params.remote_log and last:
+        return "active_segment"  # tiered: the broker rolls it; deletable after its copy to remote storage
+    if params.retention_ms >= 0:
+        return "within_retention"
+    if params.retention_bytes >= 0:
+        return "within_size"
+    return "no_retention_limit"
+
+
+# ------------------------------------------------------------------------------------------------ Spark
+
+
+def _ok(df: DataFrame) -> DataFrame:
+    return df.where(F.col("problem").isNull()) if "problem" in df.columns else df
+
+
+def _plan_input(segments: DataFrame, batches: DataFrame, partition_files: DataFrame) -> DataFrame:
+    seg = _ok(segments)
+    if "status" in seg.columns:
+        seg = seg.where(F.col("status") == "live")
+    seg = seg.select("topic", "partition", "baseOffset", F.col("logSize").alias("size"),
+                     F.regexp_replace("logFile", r"/[^/]+/[^/]+$", "").alias("logDir"),
+                     F.unix_millis("logModified").alias("logMtimeMs"),
+                     F.col("maxIndexedTimestamp").alias("maxIndexedTimestamp"))
+    stats = (_ok(batches).groupBy("topic", "partition", F.col("segmentBaseOffset").alias("baseOffset"))
+             .agg(F.max(F.when(F.col("maxTimestamp") >= 0, F.col("maxTimestamp"))).alias("maxBatchTimestamp"),
+                  F.max("lastOffset").alias("maxLastOffset")))
+    pf = _ok(partition_files)
+    checkpoints = pf.groupBy("topic", "partition").agg(
+        F.max(F.when(F.col("fileType") == "replication-offset-checkpoint", F.col("offset"))).alias("hwCheckpoint"),
+        F.max(F.when(F.col("fileType") == "log-start-offset-checkpoint", F.col("offset"))).alias("lsoCheckpoint"))
+    return (seg.join(stats, ["topic", "partition", "baseOffset"], "left")
+            .join(checkpoints, ["topic", "partition"], "left"))
+
+
+def _resolve(configs: Callable[[str], TopicConfig] | Mapping[str, TopicConfig] | None,
+             topics: list[str]) -> dict[str, RetentionParams]:
+    out = {}
+    for topic in topics:
+        if configs is None:
+            config = effective_config(topic)
+        elif callable(configs):
+            config = configs(topic)
+        else:
+            config = configs.get(topic) or effective_config(topic)  # a topic not listed: Kafka's defaults
+        out[topic] = RetentionParams.of(config)
+    return out
+
+
+def _root_checkpoints(log_dir: str) -> tuple[bool | None, bool | None]:
+    """Whether replication-offset-checkpoint and log-start-offset-checkpoint exist in a log dir (None: unknown)."""
+    import pyarrow.fs as pafs
+
+    from ..log.files import resolve
+
+    out = []
+    for name in ("replication-offset-checkpoint", "log-start-offset-checkpoint"):
+        try:
+            fs, inner = resolve(f"{log_dir}/{name}")
+            out.append(fs.get_file_info(inner).type == pafs.FileType.File)
+        except (OSError, ValueError):
+            out.append(None)
+    return out[0], out[1]
+
+
+def _run(segments: DataFrame, batches: DataFrame, partition_files: DataFrame, configs, as_of_ms: int,
+         what_if_configs=None) -> DataFrame:
+    inputs = _plan_input(segments, batches, partition_files)
+    found = _ok(segments).select("topic", F.regexp_replace("logFile", r"/[^/]+/[^/]+$", "").alias("d")).distinct()
+    pairs = found.collect()
+    topics = sorted({r.topic for r in pairs})
+    root_files = {r.d: _root_checkpoints(r.d) for r in pairs if r.d}
+    current = _resolve(configs, topics)  # resolved on the driver: a bad config fails here, by name
+    alternative = _resolve(what_if_configs, topics) if what_if_configs is not None else None
+    schema = WHAT_IF_SCHEMA if alternative is not None else PLAN_SCHEMA
+    as_of = int(as_of_ms)
+
+    def plan_group(table):
+        # Arrow in and out (not pandas): nullable longs stay exact int64s.
+        import pyarrow as pa
+
+        from ..schemas import arrow_schema
+
+        records = table.to_pylist()
+        first = records[0]
+        topic, partition = first["topic"], first["partition"]
+        segs = [SegmentInput(r["baseOffset"], r["size"] or 0, r["maxBatchTimestamp"], r["maxIndexedTimestamp"],
+                             r["logMtimeMs"], r["maxLastOffset"]) for r in records]
+        hw, lso = first["hwCheckpoint"], first["lsoCheckpoint"]
+        hw_file, lso_file = root_files.get(first["logDir"], (None, None))
+        files = {"hw_file": hw_file, "lso_file": lso_file}
+        rows = plan_partition(topic, partition, segs, current[topic], as_of, hw, lso, **files)
+        if alternative is not None:
+            other = plan_partition(topic, partition, segs, alternative[topic], as_of, hw, lso, **files)
+            for row, alt in zip(rows, other, strict=True):
+                for c in WHAT_IF_COLUMNS:
+                    row["whatIf" + c[0].upper() + c[1:]] = alt[c]
+        return pa.Table.from_pylist(rows, schema=arrow_schema(schema))
+
+    return inputs.groupBy("topic", "partition").applyInArrow(plan_group, schema=schema)
+
+
+def retention_plan(segments: DataFrame, batches: DataFrame, partition_files: DataFrame,
+                   configs: Callable[[str], TopicConfig] | Mapping[str, TopicConfig] | None,
+                   as_of_ms: int) -> DataFrame:
+    """One row per live segment (:data:`PLAN_SCHEMA`): what the broker's retention deletes at ``as_of_ms``.
+
+    ``configs``: a function topic -> TopicConfig (e.g. ``lambda t: effective_config(t, broker, overrides)``)
+    or a dict (topics missing from it get Kafka's defaults). The per-partition results (log start/end
+    offsets, high watermark, new log start offset) are repeated on each of the partition's rows;
+    :func:`partition_summary` gives one row per partition. ``batches`` may be restricted (e.g. to the active
+    segments): largest timestamps then come from the time indexes.
+    """
+    return _run(segments, batches, partition_files, configs, as_of_ms)
+
+
+def retention_what_if(segments: DataFrame, batches: DataFrame, partition_files: DataFrame,
+                      configs: Callable[[str], TopicConfig] | Mapping[str, TopicConfig] | None,
+                      what_if_configs: Callable[[str], TopicConfig] | Mapping[str, TopicConfig],
+                      as_of_ms: int) -> DataFrame:
+    """The current plan and the plan under ``what_if_configs`` side by side (:data:`WHAT_IF_SCHEMA`): the plan's
+    columns plus ``whatIfDeletable``, ``whatIfRule``, ``whatIfReason``, ... for the alternative configuration."""
+    return _run(segments, batches, partition_files, configs, as_of_ms, what_if_configs)
+
+
+def partition_summary(plan: DataFrame) -> DataFrame:
+    """One row per partition of a plan (or a what-if plan): segment counts, bytes and the offsets."""
+    aggs = [
+        F.count("*").alias("segments"),
+        F.sum(F.col("deletable").cast("int")).alias("deletableSegments"),
+        F.sum("size").alias("bytes"),
+        F.sum("bytesReclaimed").alias("bytesReclaimed"),
+        F.first("logStartOffset").alias("logStartOffset"),
+        F.first("highWatermark").alias("highWatermark"),
+        F.first("logEndOffset").alias("logEndOffset"),
+        F.first("newLogStartOffset").alias("newLogStartOffset"),
+        F.first("rollsActiveSegment").alias("rollsActiveSegment"),
+    ]
+    if "whatIfDeletable" in plan.columns:
+        aggs += [F.sum(F.col("whatIfDeletable").cast("int")).alias("whatIfDeletableSegments"),
+                 F.sum("whatIfBytesReclaimed").alias("whatIfBytesReclaimed"),
+                 F.first("whatIfNewLogStartOffset").alias("whatIfNewLogStartOffset")]
+    return plan.groupBy("topic", "partition").agg(*aggs)

@@ -1,0 +1,160 @@
+"""`kafkalog retention-plan`: which segments the broker's retention would delete, offline, and why.
+
+    kafkalog retention-plan LOGDIR... [--broker-config server.properties] [--topic-config FILE]
+                            [--as-of ISO8601|epoch-ms] [--set key=value ...] [--topics a,b] [--json]
+
+Configs are layered as the broker does (see kafkalog_spark.config); ``--set`` is a what-if on top of them,
+printed next to the current plan. Exit codes: 0 ok, 2 usage error (a bad config names the key and value).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import sys
+import time
+
+from ..config import ConfigError, effective_config, load_broker_properties, load_topic_overrides, parse_assignments
+
+PROG = "kafkalog retention-plan"
+TABLE_COLUMNS = ["topic", "partition", "baseOffset", "size", "largestTimestamp", "deletable", "rule", "reason",
+                 "eligibleAt"]
+WHAT_IF_TABLE_COLUMNS = ["whatIfDeletable", "whatIfRule", "whatIfReason"]
+
+
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    p = subparsers.add_parser(
+        "retention-plan", help="predict which segments retention deletes (time, size, log start offset rules)",
+        description="Predict, offline, which segments a Kafka broker's retention deletes and the new log start "
+                    "offsets, with the broker's own rules. --set key=value shows a what-if next to the current plan.")
+    p.add_argument("log_dirs", nargs="+", metavar="LOGDIR", help="broker log dirs or partition dirs")
+    p.add_argument("--broker-config", metavar="server.properties", help="the broker's server.properties")
+    p.add_argument("--topic-config", metavar="FILE",
+                   help="per-topic overrides: kafka-configs --describe output, [topic] INI sections, YAML or JSON")
+    p.add_argument("--as-of", metavar="ISO8601|epoch-ms", help="when retention runs (default: now)")
+    p.add_argument("--set", dest="what_if", action="append", default=[], metavar="key=value",
+                   help="what-if config for every topic (repeatable), e.g. --set retention.ms=86400000")
+    p.add_argument("--topics", metavar="T1,T2", help="only these topics")
+    p.add_argument("--include-internal", action="store_true", help="also plan internal topics")
+    p.add_argument("--json", action="store_true", help="JSON Lines: one object per segment")
+    p.set_defaults(func=run)
+    return p
+
+
+def parse_as_of(text: str | None) -> int:
+    """Epoch milliseconds from digits, or an ISO 8601 time (no zone: UTC); None means now."""
+    if text is None:
+        return int(time.time() * 1000)
+    text = text.strip()
+    if text.lstrip("-").isdigit():
+        return int(text)
+    try:
+        when = dt.datetime.fromisoformat(text)
+    except ValueError:
+        raise ValueError(f"--as-of {text!r}: expected ISO 8601 (e.g. 2024-05-01T12:00:00Z) or epoch milliseconds")\
+            from None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=dt.UTC)
+    return int(when.timestamp() * 1000)
+
+
+def _iso(ms: int | None) -> str | None:
+    if ms is None:
+        return None
+    return dt.datetime.fromtimestamp(ms / 1000, dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _error(message: str) -> int:
+    print(f"{PROG}: error: {message}", file=sys.stderr)
+    return 2
+
+
+def _print_table(rows: list[dict], columns: list[str], out) -> None:
+    cells = [["" if r.get(c) is None else str(r[c]).lower() if isinstance(r[c], bool) else str(r[c])
+              for c in columns] for r in rows]
+    widths = [max([len(c)] + [len(row[i]) for row in cells]) for i, c in enumerate(columns)]
+    print("  ".join(c.ljust(w) for c, w in zip(columns, widths, strict=True)).rstrip(), file=out)
+    for row in cells:
+        print("  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)).rstrip(), file=out)
+
+
+def _summary(rows: list[dict], what_if: bool, out) -> None:
+    partitions: dict[tuple[str, int], list[dict]] = {}
+    for r in rows:
+        partitions.setdefault((r["topic"], r["partition"]), []).append(r)
+    print(file=out)
+    for (topic, partition), rs in partitions.items():
+        first = rs[0]
+        gone = [r for r in rs if r["deletable"]]
+        line = (f"{topic}-{partition}: {len(gone)} of {len(rs)} segment(s) deletable, "
+                f"{sum(r['size'] for r in gone)} of {sum(r['size'] for r in rs)} bytes; log start offset "
+                f"{first['logStartOffset']} -> {first['newLogStartOffset']}")
+        if first["rollsActiveSegment"]:
+            line += " (the broker rolls a new active segment first)"
+        if what_if:
+            alt = [r for r in rs if r["whatIfDeletable"]]
+            line += (f"; what-if: {len(alt)} segment(s), {sum(r['size'] for r in alt)} bytes, log start offset "
+                     f"-> {first['whatIfNewLogStartOffset']}")
+        print(line, file=out)
+        notes = list(dict.fromkeys(n for r in rs for n in (r["assumptions"] or [])))
+        for n in notes:
+            print(f"    assumption: {n}", file=out)
+
+
+def run(args: argparse.Namespace, out=None) -> int:
+    out = out or sys.stdout
+    try:
+        as_of = parse_as_of(args.as_of)
+    except ValueError as e:
+        return _error(str(e))
+    for path in args.log_dirs:
+        if "://" not in path and not os.path.isdir(path):
+            return _error(f"{path}: not a directory")
+    try:
+        broker = load_broker_properties(args.broker_config) if args.broker_config else None
+        overrides = load_topic_overrides(args.topic_config) if args.topic_config else None
+        what_if = parse_assignments(args.what_if)
+        # Validate every layer before starting Spark: a bad value is reported by key, with exit code 2.
+        effective_config("-", broker, overrides, what_if)
+        for topic in overrides or {}:
+            effective_config(topic, broker, overrides, what_if)
+    except ConfigError as e:
+        return _error(str(e))
+
+    from ..analysis.retention import retention_plan, retention_what_if
+    from ..session import local_session
+
+    spark = local_session("kafkalog-retention-plan", delta=False, extra={"spark.ui.showConsoleProgress": "false"})
+
+    def load(view: str):
+        reader = (spark.read.format("kafkalog").option("view", view)
+                  .option("includeInternal", str(args.include_internal).lower()))
+        if args.topics:
+            reader = reader.option("topics", args.topics)
+        return reader.load(list(args.log_dirs))
+
+    def current(topic: str):
+        return effective_config(topic, broker, overrides)
+
+    views = (load("segments"), load("batches"), load("partition_files"))
+    try:
+        if what_if:
+            plan = retention_what_if(*views, current, lambda t: effective_config(t, broker, overrides, what_if), as_of)
+        else:
+            plan = retention_plan(*views, current, as_of)
+    except ConfigError as e:
+        return _error(str(e))
+    rows = [r.asDict() for r in plan.orderBy("topic", "partition", "baseOffset").collect()]
+    if args.json:
+        for r in rows:
+            print(json.dumps(r), file=out)
+        return 0
+    print(f"retention plan as of {_iso(as_of)}" + (f"; what-if: {', '.join(args.what_if)}" if what_if else ""),
+          file=out)
+    table = [r | {"largestTimestamp": _iso(r["largestTimestamp"]), "eligibleAt": _iso(r["eligibleAtMs"])}
+             for r in rows]
+    _print_table(table, TABLE_COLUMNS + (WHAT_IF_TABLE_COLUMNS if what_if else []), out)
+    _summary(rows, bool(what_if), out)
+    return 0

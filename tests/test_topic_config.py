@@ -1,0 +1,239 @@
+"""Effective topic configuration: Kafka 3.9's defaults, broker synonyms and their precedence, override file
+formats, what-if settings, and errors that name the key and the value."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from kafkalog_spark.config import (
+    BROKER_DEFAULTS,
+    KAFKA_DEFAULTS,
+    ConfigError,
+    TopicConfig,
+    effective_config,
+    load_broker_properties,
+    load_topic_overrides,
+    parse_topic_overrides,
+)
+
+
+def write(tmp_path: Path, name: str, text: str) -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def test_defaults_are_kafka_3_9s() -> None:
+    c = effective_config("orders")
+    assert isinstance(c, TopicConfig)
+    assert c["retention.ms"] == 604800000 and c.retention_ms == 604800000
+    assert c.retention_bytes == -1
+    assert c["segment.bytes"] == 1073741824 and c["segment.ms"] == 604800000 and c["segment.jitter.ms"] == 0
+    assert c["segment.index.bytes"] == 10485760 and c["index.interval.bytes"] == 4096
+    assert c.cleanup_policy == frozenset({"delete"}) and c.delete and not c.compact
+    assert c.min_cleanable_dirty_ratio == 0.5 and isinstance(c.min_cleanable_dirty_ratio, float)
+    assert c["min.compaction.lag.ms"] == 0 and c["max.compaction.lag.ms"] == 2**63 - 1
+    assert c["delete.retention.ms"] == 86400000 and c["file.delete.delay.ms"] == 60000
+    assert c["max.message.bytes"] == 1048588 and c["message.timestamp.type"] == "CreateTime"
+    assert c["remote.storage.enable"] is False
+    # local.retention.* default -2: resolved to retention.* as LogConfig.localRetentionMs/Bytes do
+    assert c.raw["local.retention.ms"] == "-2" and c.local_retention_ms == 604800000
+    assert c.raw["local.retention.bytes"] == "-2" and c.local_retention_bytes == -1
+    # broker-only keys the cleaner needs, under their own names
+    assert c["log.cleaner.dedupe.buffer.size"] == 134217728 and c.log_cleaner_threads == 1
+    assert c["log.cleaner.io.buffer.load.factor"] == 0.9 and c["log.retention.check.interval.ms"] == 300000
+    assert c["producer.id.expiration.ms"] == 86400000 and c["log.cleaner.enable"] is True
+    assert set(c.sources.values()) == {"default"}
+    assert set(KAFKA_DEFAULTS) >= {"retention.ms", "segment.bytes", "cleanup.policy", "local.retention.bytes"}
+    assert not set(KAFKA_DEFAULTS) & set(BROKER_DEFAULTS)
+
+
+def test_internal_topics_are_compacted_as_kafka_creates_them() -> None:
+    assert effective_config("__consumer_offsets").cleanup_policy == {"compact"}
+    assert effective_config("__consumer_offsets")["segment.bytes"] == 104857600
+    assert effective_config("__transaction_state").compact
+    assert effective_config("__consumer_offsets", {"offsets.topic.segment.bytes": "5000"})["segment.bytes"] == 5000
+
+
+@pytest.mark.parametrize(("props", "expected"), [
+    ("log.retention.hours=48\n", 48 * 3600000),
+    ("log.retention.minutes=30\nlog.retention.hours=48\n", 30 * 60000),
+    ("log.retention.ms=1234\nlog.retention.minutes=30\nlog.retention.hours=48\n", 1234),
+    ("log.retention.hours=-1\n", -1),  # KafkaConfig: any negative result means -1
+    ("log.retention.ms=-5\n", -1),
+    ("", 604800000),
+])
+def test_broker_retention_precedence(tmp_path: Path, props: str, expected: int) -> None:
+    broker = load_broker_properties(write(tmp_path, "server.properties", props))
+    assert effective_config("t", broker).retention_ms == expected
+
+
+def test_broker_synonyms_map_to_topic_keys(tmp_path: Path) -> None:
+    path = write(tmp_path, "server.properties", """
+# a comment
+! another
+node.id=1
+log.dirs=/var/lib/kafka
+log.retention.bytes = 1073741824
+log.segment.bytes: 536870912
+log.roll.hours 2
+log.roll.jitter.ms=1000
+log.roll.jitter.hours=5
+log.cleanup.policy=compact,delete
+log.cleaner.min.cleanable.ratio=0.25
+log.cleaner.min.compaction.lag.ms=1000
+log.cleaner.max.compaction.lag.ms=9000
+log.cleaner.delete.retention.ms=7
+log.segment.delete.delay.ms=100
+log.local.retention.ms=3600000
+log.local.retention.bytes=1000
+log.index.size.max.bytes=4096
+log.index.interval.bytes=128
+log.message.timestamp.type=LogAppendTime
+message.max.bytes=2000000
+log.cleaner.dedupe.buffer.size=1048576
+log.cleaner.threads=4
+log.cleaner.io.buffer.load.factor=0.5
+log.retention.check.interval.ms=\\
+  1000
+producer.id.expiration.ms=60000
+remote.log.storage.system.enable=true
+""")
+    broker = load_broker_properties(path)
+    assert "node.id" not in broker and "log.dirs" not in broker  # broker keys that are not log settings
+    c = effective_config("t", broker)
+    assert c.retention_bytes == 1073741824 and c["segment.bytes"] == 536870912
+    assert c["segment.ms"] == 2 * 3600000
+    assert c["segment.jitter.ms"] == 1000  # log.roll.jitter.ms wins over .hours
+    assert c.cleanup_policy == {"compact", "delete"}
+    assert c.min_cleanable_dirty_ratio == 0.25
+    assert c["min.compaction.lag.ms"] == 1000 and c["max.compaction.lag.ms"] == 9000
+    assert c["delete.retention.ms"] == 7 and c["file.delete.delay.ms"] == 100
+    assert c.local_retention_ms == 3600000 and c.local_retention_bytes == 1000
+    assert c["segment.index.bytes"] == 4096 and c["index.interval.bytes"] == 128
+    assert c["message.timestamp.type"] == "LogAppendTime" and c["max.message.bytes"] == 2000000
+    assert c["log.cleaner.dedupe.buffer.size"] == 1048576 and c["log.cleaner.threads"] == 4
+    assert c["log.cleaner.io.buffer.load.factor"] == 0.5
+    assert c["log.retention.check.interval.ms"] == 1000  # a continuation line, as java.util.Properties
+    assert c["producer.id.expiration.ms"] == 60000
+    assert c.sources["segment.ms"] == "broker" and c.sources["retention.ms"] == "default"
+
+
+def test_layers_defaults_broker_topic_what_if() -> None:
+    broker = {"retention.ms": "1000", "retention.bytes": "10", "segment.bytes": "2000"}
+    overrides = {"orders": {"retention.ms": "2000", "segment.bytes": "3000"}, "other": {"retention.ms": "5"}}
+    c = effective_config("orders", broker, overrides, ["retention.ms=3000"])
+    assert (c.retention_ms, c.retention_bytes, c["segment.bytes"]) == (3000, 10, 3000)
+    assert c.sources["retention.ms"] == "what-if" and c.sources["segment.bytes"] == "topic"
+    assert c.sources["retention.bytes"] == "broker" and c.sources["delete.retention.ms"] == "default"
+    assert effective_config("payments", broker, overrides).retention_ms == 1000  # no override: the broker's
+    assert effective_config("orders", broker, overrides, {"log.cleaner.threads": 3})["log.cleaner.threads"] == 3
+
+
+def test_local_retention_resolution() -> None:
+    c = effective_config("t", what_if={"retention.ms": "5000", "retention.bytes": "900"})
+    assert (c.local_retention_ms, c.local_retention_bytes) == (5000, 900)
+    c = effective_config("t", what_if={"retention.ms": "5000", "local.retention.ms": "100"})
+    assert c.local_retention_ms == 100
+    tiered = effective_config("t", what_if={"remote.storage.enable": "true", "local.retention.ms": "100"})
+    assert tiered.remote_log_enabled and tiered.remote_copy_enabled
+    assert not effective_config("t", what_if={"remote.storage.enable": "true", "cleanup.policy": "compact"}) \
+        .remote_log_enabled  # UnifiedLog.isRemoteLogEnabled: never for compacted topics
+    assert not effective_config("__consumer_offsets", what_if={"remote.storage.enable": "true"}).remote_log_enabled
+    assert not effective_config("t", {"remote.log.storage.system.enable": "false"},
+                                what_if={"remote.storage.enable": "true"}).remote_log_enabled
+    assert not effective_config("t", what_if={"remote.storage.enable": "true", "remote.log.copy.disable": "true"}) \
+        .remote_copy_enabled
+
+
+def test_kafka_configs_describe_output(tmp_path: Path) -> None:
+    path = write(tmp_path, "describe.txt", """Dynamic configs for topic orders are:
+  retention.ms=86400000 sensitive=false synonyms={DYNAMIC_TOPIC_CONFIG:retention.ms=86400000, STATIC_BROKER_CONFIG:log.retention.hours=168, DEFAULT_CONFIG:log.retention.hours=168}
+  cleanup.policy=compact,delete sensitive=false synonyms={DYNAMIC_TOPIC_CONFIG:cleanup.policy=compact,delete}
+Dynamic configs for topic empty are:
+All configs for topic payments are:
+  compression.type=producer sensitive=false synonyms={DEFAULT_CONFIG:compression.type=producer}
+  segment.bytes=1000 sensitive=false synonyms={DYNAMIC_TOPIC_CONFIG:segment.bytes=1000, DEFAULT_CONFIG:log.segment.bytes=1073741824}
+  retention.bytes=5000 sensitive=false synonyms={STATIC_BROKER_CONFIG:log.retention.bytes=5000, DEFAULT_CONFIG:log.retention.bytes=-1}
+  leader.replication.throttled.replicas= sensitive=false synonyms={}
+Configs for topic 'legacy' are retention.ms=1,cleanup.policy=compact,delete,segment.bytes=2000
+""")  # noqa: E501 - kafka-configs prints long lines
+    o = load_topic_overrides(path)
+    assert o["orders"] == {"retention.ms": "86400000", "cleanup.policy": "compact,delete"}
+    assert o["empty"] == {}
+    assert o["payments"] == {"segment.bytes": "1000", "retention.bytes": "5000",
+                             "leader.replication.throttled.replicas": ""}
+    assert o["legacy"] == {"retention.ms": "1", "cleanup.policy": "compact,delete", "segment.bytes": "2000"}
+    assert effective_config("orders", overrides=o).cleanup_policy == {"compact", "delete"}
+
+
+def test_ini_yaml_and_json_override_files(tmp_path: Path) -> None:
+    expected = {"orders": {"retention.ms": "86400000", "cleanup.policy": "compact,delete"},
+                "logs": {"retention.bytes": "1000"}}
+    ini = write(tmp_path, "t.ini", """# overrides
+[orders]
+retention.ms = 86400000
+cleanup.policy = compact,delete
+
+; another comment
+[logs]
+retention.bytes=1000
+""")
+    yaml = write(tmp_path, "t.yaml", """# overrides
+orders:
+  retention.ms: 86400000   # one day
+  cleanup.policy: [compact, delete]
+"logs":
+  retention.bytes: '1000'
+""")
+    js = write(tmp_path, "t.json", json.dumps({"orders": {"retention.ms": 86400000,
+                                                          "cleanup.policy": ["compact", "delete"]},
+                                               "logs": {"retention.bytes": 1000}}))
+    for path in (ini, yaml, js):
+        assert load_topic_overrides(path) == expected, path.name
+
+
+@pytest.mark.parametrize(("what_if", "message"), [
+    (["retention.ms=abc"], "retention.ms=abc: not a long"),
+    (["segment.bytes=12"], "segment.bytes=12: must be at least 14"),
+    (["segment.bytes=99999999999"], "segment.bytes=99999999999: not an int"),
+    (["retention.ms=-2"], "retention.ms=-2: must be at least -1"),
+    (["min.cleanable.dirty.ratio=1.5"], "min.cleanable.dirty.ratio=1.5: must be between 0.0 and 1.0"),
+    (["min.cleanable.dirty.ratio=half"], "min.cleanable.dirty.ratio=half: not a double"),
+    (["cleanup.policy=compact,purge"], "cleanup.policy=compact,purge: 'purge' is not one of compact, delete"),
+    (["remote.storage.enable=yes"], "remote.storage.enable=yes: not a boolean"),
+    (["message.timestamp.type=Now"], "message.timestamp.type=Now: not one of CreateTime, LogAppendTime"),
+    (["retention.mss=5"], "retention.mss=5: unknown config key"),
+    (["retention.ms"], "retention.ms: expected key=value"),
+    (["min.compaction.lag.ms=10", "max.compaction.lag.ms=5"], "min.compaction.lag.ms=10: conflicts"),
+    (["remote.storage.enable=true", "retention.ms=100", "local.retention.ms=200"],
+     "local.retention.ms=200: must not be more than retention.ms"),
+    (["remote.storage.enable=true", "retention.ms=100", "local.retention.ms=-1"], "local.retention.ms=-1: must not"),
+])
+def test_bad_values_name_the_key_and_value(what_if: list[str], message: str) -> None:
+    with pytest.raises(ConfigError) as e:
+        effective_config("t", what_if=what_if)
+    assert message in str(e.value)
+    assert isinstance(e.value, ValueError)
+
+
+def test_bad_files_name_the_key(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"log.retention.hours=two: not an int"):
+        load_broker_properties(write(tmp_path, "a.properties", "log.retention.hours=two\n"))
+    with pytest.raises(ConfigError, match=r"log.segment.bytes=1k: not an int"):
+        load_broker_properties(write(tmp_path, "b.properties", "log.segment.bytes=1k\n"))
+    with pytest.raises(ConfigError, match=r"log.cleaner.min.cleanable.ratio=2: must be between"):
+        load_broker_properties(write(tmp_path, "c.properties", "log.cleaner.min.cleanable.ratio=2\n"))
+    with pytest.raises(ConfigError, match=r"retention.ms=soon: not a long"):
+        load_topic_overrides(write(tmp_path, "d.ini", "[orders]\nretention.ms=soon\n"))
+    with pytest.raises(ConfigError, match=r"retension.ms=5: unknown topic config key \(topic orders"):
+        load_topic_overrides(write(tmp_path, "e.ini", "[orders]\nretension.ms=5\n"))
+    with pytest.raises(ConfigError, match=r"log.cleaner.threads=2: unknown topic config key"):
+        effective_config("t", overrides={"t": {"log.cleaner.threads": "2"}})  # broker-only: not per topic
+    with pytest.raises(ConfigError, match="cannot read"):
+        load_topic_overrides(tmp_path / "missing.ini")
+    with pytest.raises(ConfigError, match=r"t.yaml:2: expected an indented"):
+        parse_topic_overrides("orders:\n  retention.ms 5\n", "t.yaml")
