@@ -1,0 +1,239 @@
+"""Native helpers for the compiled kernels: memcpy, LZ4 block decompression and zstd.
+
+- ``memcpy``: LLVM's memcpy intrinsic (libc's memcpy); numba's slice assignment is a byte loop.
+- LZ4: python-lz4 (a dependency) exports liblz4's ``LZ4_decompress_safe``. Its address is registered with
+  llvmlite under a private name at import, so kernels that call it stay cacheable (``cache=True``: the
+  cached code names the symbol, and every process, Spark workers included, registers it before the first
+  call). :func:`lz4_frames` walks Kafka's LZ4 frames in compiled code and decompresses every block straight
+  into one output buffer.
+- zstd: the system libzstd through ctypes when there is one (one call per batch, decompressing into our
+  buffer); otherwise the caller uses python-zstandard.
+
+Everything here is an accelerator: when a library or symbol is missing, ``LZ4_NATIVE`` / ``ZSTD_NATIVE`` is
+false and :mod:`kafkalog_spark.format.compression`'s Python path does the work, with the same results.
+Anything unusual in a frame (checksum flags, content size, truncation, a failing block) is also left to the
+Python path, which produces the finding.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import threading
+
+import numpy as np
+from llvmlite import ir
+from numba import njit, types
+from numba.core import cgutils
+from numba.extending import intrinsic
+
+# -- memcpy -------------------------------------------------------------------------------------------
+
+
+@intrinsic
+def memcpy(typingctx, dst, dst_pos, src, src_pos, n):
+    """dst[dst_pos:dst_pos + n] = src[src_pos:src_pos + n] for 1-D uint8 arrays (no bounds checks)."""
+    sig = types.void(dst, types.intp, src, types.intp, types.intp)
+
+    def codegen(context, builder, signature, args):
+        d, dpos, s, spos, count = args
+        darr = context.make_array(signature.args[0])(context, builder, d)
+        sarr = context.make_array(signature.args[2])(context, builder, s)
+        cgutils.raw_memcpy(builder, builder.gep(darr.data, [dpos]), builder.gep(sarr.data, [spos]), count, 1)
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
+# -- LZ4 ------------------------------------------------------------------------------------------------
+
+_LZ4_SYMBOL = "kafkalog_spark_LZ4_decompress_safe"
+
+
+def _register_lz4() -> bool:
+    try:
+        import llvmlite.binding as llvm
+        import lz4.block._block as block
+
+        fn = ctypes.CDLL(block.__file__).LZ4_decompress_safe
+        llvm.add_symbol(_LZ4_SYMBOL, ctypes.cast(fn, ctypes.c_void_p).value)
+        return True
+    except (ImportError, OSError, AttributeError):  # pragma: no cover - python-lz4 built without the symbol
+        return False
+
+
+LZ4_NATIVE = _register_lz4()
+
+
+@intrinsic
+def _lz4_decompress_safe(typingctx, src, src_pos, n, dst, dst_pos, capacity):
+    sig = types.int32(src, types.intp, types.intp, dst, types.intp, types.intp)
+
+    def codegen(context, builder, signature, args):
+        s, spos, count, d, dpos, cap = args
+        sarr = context.make_array(signature.args[0])(context, builder, s)
+        darr = context.make_array(signature.args[3])(context, builder, d)
+        i8p, i32 = ir.IntType(8).as_pointer(), ir.IntType(32)
+        fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(i32, [i8p, i8p, i32, i32]), _LZ4_SYMBOL)
+        sp = builder.bitcast(builder.gep(sarr.data, [spos]), i8p)
+        dp = builder.bitcast(builder.gep(darr.data, [dpos]), i8p)
+        return builder.call(fn, [sp, dp, builder.trunc(count, i32), builder.trunc(cap, i32)])
+
+    return sig, codegen
+
+
+# lz4_frames stop reasons
+LZ4_DONE = 0  # every batch of the range is decompressed (or marked for the Python path)
+LZ4_NEED_SPACE = 1  # out has too little room left for the next block: grow it and resume at the batch
+LZ4_FULL = 2  # out reached the soft limit: the caller flushes before resuming
+
+LZ4_FRAME_MAGIC = 0x184D2204
+KAFKA_LZ4_FLG = 0x60  # version 01, independent blocks, no checksums, no content size, no dictionary
+
+
+@njit(cache=True)
+def lz4_frames(src, starts, ends, first, stop, out, o, cap, soft_limit, hc_by_bd, out_start, out_end, python):
+    """Decompress the LZ4 frames src[starts[i]:ends[i]] for i in [first, stop) into ``out`` from ``o``.
+
+    Only the frame layout Kafka's Java client writes takes this path (FLG 0x60, a valid header checksum,
+    64 KiB..4 MiB blocks); any other frame, a truncated one, a failing block or one inflating past ``cap``
+    sets ``python[i]`` and is left to the Python decompressor, which reports the problem or handles the
+    variant. A batch's output is out[out_start[i]:out_end[i]]. Returns (next batch, o, reason).
+    """
+    for i in range(first, stop):
+        if o >= soft_limit and i > first:
+            return i, o, LZ4_FULL
+        p = starts[i]
+        e = ends[i]
+        if e - p < 7:
+            python[i] = True
+            continue
+        magic = (np.uint32(src[p]) | (np.uint32(src[p + 1]) << 8) | (np.uint32(src[p + 2]) << 16)
+                 | (np.uint32(src[p + 3]) << 24))
+        bd = src[p + 5]
+        if magic != LZ4_FRAME_MAGIC or src[p + 4] != KAFKA_LZ4_FLG or (bd & 0x8F) != 0 or bd < 0x40:
+            python[i] = True
+            continue
+        if src[p + 6] != hc_by_bd[(bd >> 4) - 4]:
+            python[i] = True
+            continue
+        block_max = np.int64(1) << (8 + 2 * (bd >> 4))  # 64 KiB, 256 KiB, 1 MiB, 4 MiB
+        q = p + 7
+        start = o
+        w = o
+        ok = False
+        while True:
+            if q + 4 > e:
+                break  # truncated
+            size = (np.int64(src[q]) | (np.int64(src[q + 1]) << 8) | (np.int64(src[q + 2]) << 16)
+                    | (np.int64(src[q + 3]) << 24))
+            q += 4
+            if size == 0:
+                ok = True  # end mark; bytes after the frame are ignored, as python-lz4 does
+                break
+            stored = (size & 0x80000000) != 0
+            size &= 0x7FFFFFFF
+            if size > block_max or q + size > e:
+                break
+            room = min(block_max, cap - (w - start))
+            if len(out) - w < room:
+                return i, start, LZ4_NEED_SPACE
+            if stored:
+                if size > room:
+                    break
+                memcpy(out, w, src, q, size)
+                w += size
+            else:
+                got = _lz4_decompress_safe(src, q, size, out, w, room)
+                if got < 0:
+                    break
+                w += got
+            q += size
+        if not ok:
+            python[i] = True
+            continue
+        out_start[i] = start
+        out_end[i] = w
+        o = w
+    return stop, o, LZ4_DONE
+
+
+def lz4_header_checksums() -> np.ndarray:
+    """The header checksum byte of a Kafka LZ4 frame (FLG 0x60) for BD 0x40, 0x50, 0x60, 0x70."""
+    from .compression import _KNOWN_LZ4_HC
+
+    return np.array([_KNOWN_LZ4_HC[bytes([KAFKA_LZ4_FLG, bd])] for bd in (0x40, 0x50, 0x60, 0x70)], np.uint8)
+
+
+# -- zstd ------------------------------------------------------------------------------------------------
+
+ZSTD_ERROR_DST_SIZE_TOO_SMALL = 70  # ZSTD_error_dstSize_tooSmall, stable since zstd 1.3
+
+
+class ZstdError(Exception):
+    def __init__(self, message: str, too_small: bool):
+        super().__init__(message)
+        self.too_small = too_small
+
+
+def _load_zstd():
+    try:
+        name = ctypes.util.find_library("zstd")
+        if name is None:
+            return None
+        lib = ctypes.CDLL(name)
+        lib.ZSTD_versionNumber.restype = ctypes.c_uint
+        if lib.ZSTD_versionNumber() < 10400:  # 1.4.0: the error codes and one-shot API used here
+            return None
+        lib.ZSTD_createDCtx.restype = ctypes.c_void_p
+        lib.ZSTD_createDCtx.argtypes = []
+        lib.ZSTD_freeDCtx.argtypes = [ctypes.c_void_p]
+        lib.ZSTD_decompressDCtx.restype = ctypes.c_size_t
+        lib.ZSTD_decompressDCtx.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p,
+                                            ctypes.c_size_t]
+        lib.ZSTD_isError.restype = ctypes.c_uint
+        lib.ZSTD_isError.argtypes = [ctypes.c_size_t]
+        lib.ZSTD_getErrorName.restype = ctypes.c_char_p
+        lib.ZSTD_getErrorName.argtypes = [ctypes.c_size_t]
+        lib.ZSTD_getErrorCode.restype = ctypes.c_int
+        lib.ZSTD_getErrorCode.argtypes = [ctypes.c_size_t]
+        return lib
+    except (OSError, AttributeError):  # pragma: no cover - no usable libzstd: python-zstandard does the work
+        return None
+
+
+_zstd = _load_zstd()
+ZSTD_NATIVE = _zstd is not None
+
+
+class _DCtx(threading.local):
+    """One decompression context per thread (a context is not thread-safe; creating one costs ~100 KiB)."""
+
+    ptr: int | None = None
+
+    def get(self) -> int:
+        if self.ptr is None:
+            self.ptr = _zstd.ZSTD_createDCtx()
+            if not self.ptr:
+                raise MemoryError("ZSTD_createDCtx failed")
+        return self.ptr
+
+    def __del__(self):
+        if self.ptr and _zstd is not None:
+            _zstd.ZSTD_freeDCtx(self.ptr)
+
+
+_dctx = _DCtx()
+
+
+def zstd_decompress_into(src: np.ndarray, start: int, end: int, out: np.ndarray, o: int, capacity: int) -> int:
+    """Decompress the zstd frames src[start:end] into out[o:o + capacity]; returns the size.
+
+    Raises :class:`ZstdError` (``too_small`` when the frames need more than ``capacity`` bytes).
+    """
+    assert 0 <= start <= end <= len(src) and 0 <= o and o + capacity <= len(out)
+    r = _zstd.ZSTD_decompressDCtx(_dctx.get(), out.ctypes.data + o, capacity, src.ctypes.data + start, end - start)
+    if _zstd.ZSTD_isError(r):
+        raise ZstdError(_zstd.ZSTD_getErrorName(r).decode("ascii", "replace"),
+                        _zstd.ZSTD_getErrorCode(r) == ZSTD_ERROR_DST_SIZE_TOO_SMALL)
+    return r
