@@ -17,13 +17,13 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 
 from .findings import Finding, KafkaLogError, Severity
-from .format.batches import SegmentContext, batches_view
+from .format.batches import SegmentContext, batches_view, view_schema
 from .format.compression import DEFAULT_MAX_DECOMPRESSED
 from .format.records import records_view
 from .log.file_records import DEFAULT_CHUNK_BYTES, FileRecords
 from .log.files import resolve
 from .log.log_dir import LOG_SUFFIX, find_partitions, segment_of_file
-from .schemas import BATCHES, RECORDS, arrow_schema
+from .schemas import BATCHES, RECORDS
 
 VIEWS = {"records": RECORDS, "batches": BATCHES}
 
@@ -99,7 +99,7 @@ def read_log(paths: str | list[str], view: str = "records", *, findings: list[Fi
     else:
         for f in collected:
             warnings.warn(str(f), KafkaLogWarning, stacklevel=2)
-    return pa.Table.from_batches(batches, schema=arrow_schema(VIEWS[view]))
+    return pa.Table.from_batches(batches, schema=view_schema(view))
 
 
 def _raise_if_failfast(mode: str, findings: list[Finding]) -> None:

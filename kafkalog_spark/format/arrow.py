@@ -2,44 +2,147 @@
 
 from __future__ import annotations
 
+import sys
+import threading
 from collections.abc import Mapping, Sequence
+from functools import lru_cache
 
 import numpy as np
 import pyarrow as pa
 
-from .scan import gather
+from .scan import MAX_TIMESTAMP_MS, MIN_TIMESTAMP_MS, label_rows
 
-# Spark's timestamp range (years 1..9999) in milliseconds: outside it a Kafka timestamp is garbage.
-MIN_TIMESTAMP_MS = -62135596800000
-MAX_TIMESTAMP_MS = 253402300799999
+__all__ = ["MAX_TIMESTAMP_MS", "MIN_TIMESTAMP_MS", "Buffers", "LabelColumn", "constant", "labels", "nullable",
+           "record_batch", "string_labels", "timestamps_ms"]
 
-
-def _validity(valid: np.ndarray) -> tuple[pa.Buffer | None, int]:
-    nulls = int(len(valid) - np.count_nonzero(valid))
-    if nulls == 0:
-        return None, 0
-    return pa.py_buffer(np.packbits(valid, bitorder="little")), nulls
+ALIGNMENT = 64  # Arrow's recommended buffer alignment
+POOLED_BYTES = 1 << 20  # smaller batches allocate from Arrow's pool directly
+MAX_SLABS = 3  # slabs a thread keeps for reuse
 
 
-BINARY = pa.binary()
+class _Slabs(threading.local):
+    """Large byte buffers recycled once every Arrow array built on them is gone.
+
+    A batch's buffers are carved out of one slab, wrapped with ``pa.py_buffer`` (which holds a reference to
+    the slab). When the consumer drops the batch (Spark serialises it, the benchmark counts it), that
+    reference goes and the slab's reference count falls back to the pool's own: the next batch reuses it.
+    Fresh memory costs a page fault per 4 KiB on first write, which with small records costs more than
+    decoding them. A slab still referenced (a caller keeping batches, as ``read_log`` does) is never
+    touched; the pool then allocates new ones and forgets the oldest.
+    """
+
+    def __init__(self) -> None:
+        self.slabs: list[np.ndarray] = []
+
+    def get(self, size: int) -> np.ndarray:
+        best = None
+        for slab in self.slabs:
+            # references: the list, the loop variable, getrefcount's argument
+            if len(slab) >= size and sys.getrefcount(slab) <= 3 and (best is None or len(slab) < len(best)):
+                best = slab
+        if best is not None:
+            return best
+        slab = np.empty(size + size // 4, np.uint8)
+        self.slabs.append(slab)
+        if len(self.slabs) > MAX_SLABS:
+            self.slabs.pop(0)
+        return slab
 
 
-def binary_from_slices(data: np.ndarray, pos: np.ndarray, lengths: np.ndarray,
-                       type_: pa.DataType = BINARY) -> pa.Array:
-    """Binary (or string) array of data[pos:pos+len]; a negative length is null."""
-    offsets, values = gather(data, pos, lengths)
-    validity, nulls = _validity(lengths >= 0)
-    return pa.Array.from_buffers(type_, len(pos), [validity, pa.py_buffer(offsets), pa.py_buffer(values)], nulls)
+_slabs = _Slabs()
+
+
+class Buffers:
+    """Carves the buffers of one Arrow batch out of a single allocation.
+
+    ``add`` registers a buffer; after ``allocate``, ``array`` is a writable numpy view for the compiled
+    kernels and ``buffer`` the same bytes as a ``pa.Buffer`` for ``pa.Array.from_buffers``. Large batches
+    use a recycled slab (see :class:`_Slabs`), small ones Arrow's memory pool.
+    """
+
+    def __init__(self) -> None:
+        self._specs: list[tuple[int, np.dtype]] = []
+        self._offsets: list[int] = []
+        self._size = 0
+        self._base: pa.Buffer | None = None
+        self._bytes: np.ndarray | None = None
+
+    def add(self, count: int, dtype: type | np.dtype) -> int:
+        dtype = np.dtype(dtype)
+        self._offsets.append(self._size)
+        self._specs.append((count, dtype))
+        self._size += -(-count * dtype.itemsize // ALIGNMENT) * ALIGNMENT
+        return len(self._specs) - 1
+
+    def allocate(self) -> None:
+        if self._size >= POOLED_BYTES:
+            slab = _slabs.get(self._size)
+            self._base = pa.py_buffer(slab)
+            self._bytes = slab
+        else:
+            self._base = pa.allocate_buffer(max(self._size, 1))
+            self._bytes = np.frombuffer(self._base, np.uint8)
+
+    def array(self, key: int) -> np.ndarray:
+        count, dtype = self._specs[key]
+        start = self._offsets[key]
+        return self._bytes[start:start + count * dtype.itemsize].view(dtype)
+
+    def buffer(self, key: int) -> pa.Buffer:
+        count, dtype = self._specs[key]
+        return self._base.slice(self._offsets[key], count * dtype.itemsize)
+
+
+@lru_cache(maxsize=256)
+def _label_table(names: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    encoded = [s.encode("utf-8") for s in names]
+    lengths = np.array([len(e) for e in encoded], np.int64)
+    offsets = np.zeros(len(encoded) + 1, np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    return np.frombuffer(b"".join(encoded) or b"\0", np.uint8), offsets, lengths
+
+
+class LabelColumn:
+    """A string column repeating ``names[codes[b]]`` ``counts[b]`` times for each b: a label per batch
+    (codec name, timestamp type, topic) spread over the batch's rows. Registers its buffers in ``bufs``;
+    ``array()`` fills them once ``bufs`` is allocated."""
+
+    def __init__(self, bufs: Buffers, codes: np.ndarray, counts: np.ndarray, names: Sequence[str]):
+        self.table, self.offsets, lengths = _label_table(tuple(names))
+        self.codes = np.asarray(codes, np.int64)
+        self.counts = np.asarray(counts, np.int64)
+        self.n = int(self.counts.sum())
+        nbytes = int((lengths[self.codes] * self.counts).sum())
+        if nbytes > 2**31 - 1:
+            raise OverflowError("string column over 2 GiB")
+        self.bufs = bufs
+        self.off_key, self.val_key = bufs.add(self.n + 1, np.int32), bufs.add(nbytes, np.uint8)
+
+    def array(self) -> pa.Array:
+        first = np.zeros(len(self.counts), np.int64)
+        np.cumsum(self.counts[:-1], out=first[1:])
+        b = self.bufs
+        label_rows(self.codes, self.table, self.offsets, first, self.counts, b.array(self.off_key),
+                   b.array(self.val_key))
+        return pa.Array.from_buffers(pa.string(), self.n, [None, b.buffer(self.off_key), b.buffer(self.val_key)], 0)
+
+
+def string_labels(codes: np.ndarray, counts: np.ndarray, names: Sequence[str]) -> pa.Array:
+    """String array repeating ``names[codes[b]]`` ``counts[b]`` times for each b (see :class:`LabelColumn`)."""
+    bufs = Buffers()
+    col = LabelColumn(bufs, codes, counts, names)
+    bufs.allocate()
+    return col.array()
 
 
 def labels(codes: np.ndarray, names: Sequence[str]) -> pa.Array:
     """String array from small integer codes into ``names`` (codec names, timestamp types, ...)."""
-    return pa.DictionaryArray.from_arrays(pa.array(codes.astype(np.int32)), pa.array(list(names))).cast(pa.string())
+    return string_labels(codes, np.ones(len(codes), np.int64), names)
 
 
 def constant(value: object, n: int, type_: pa.DataType) -> pa.Array:
     if isinstance(value, str):
-        return labels(np.zeros(n, np.int32), [value])
+        return string_labels(np.zeros(1, np.int64), np.array([n], np.int64), [value])
     return pa.array(np.full(n, value), type_) if value is not None else pa.nulls(n, type_)
 
 

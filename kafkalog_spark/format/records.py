@@ -4,28 +4,44 @@ numpy columns. Legacy entries (rare) go through the Python legacy reader. Rows k
 from __future__ import annotations
 
 import struct
+import threading
 from collections.abc import Iterator
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from ..findings import Finding
-from ..schemas import RECORDS, arrow_schema
 from . import arrow
 from .batches import (
     CODEC_LABELS,
     TIMESTAMP_TYPES,
     SegmentContext,
     V2Headers,
-    increment_sequence,
     parse_legacy,
     report_crc,
     split_entries,
     stamp,
+    view_schema,
 )
-from .compression import DEFAULT_MAX_DECOMPRESSED, DecompressionError, decompress
+from .compression import DEFAULT_MAX_DECOMPRESSED, Codec, DecompressionError, decompress
 from .legacy import LegacyMessage, deep_messages
+from .native import (
+    LZ4_DONE,
+    LZ4_NATIVE,
+    LZ4_NEED_SPACE,
+    ZSTD_NATIVE,
+    ZstdError,
+    lz4_frames,
+    lz4_header_checksums,
+    zstd_decompress_into,
+)
 from .scan import (
+    FULL_HEADER_KEYS,
+    FULL_HEADER_VALUES,
+    FULL_HEADERS,
+    FULL_KEYS,
+    FULL_VALUES,
     REC_BAD_LENGTH,
     REC_BAD_VARINT,
     REC_TOO_FEW,
@@ -33,6 +49,7 @@ from .scan import (
     REC_TRUNCATED,
     V2_HEADER_SIZE,
     decode_records,
+    record_capacity,
 )
 
 # ControlRecordType ids, as Kafka names them
@@ -64,11 +81,12 @@ def coordinator_epoch(value: bytes | None) -> int | None:
 
 def records_view(chunk, ctx: SegmentContext, findings: list[Finding],
                  max_decompressed: int = DEFAULT_MAX_DECOMPRESSED) -> Iterator[pa.RecordBatch]:
-    """Record rows of the chunk's entries, one Arrow batch per run of v2 or legacy entries."""
+    """Record rows of the chunk's entries in file order: Arrow batches for runs of v2 or legacy entries
+    (a run of compressed v2 batches is cut where its decompressed bytes pass GROUP_BYTES)."""
     v2_index, legacy_index = split_entries(chunk, ctx, findings)
     if len(legacy_index) == 0:
         if len(v2_index):
-            yield _v2_records(chunk, v2_index, ctx, findings, max_decompressed)
+            yield from _v2_records(chunk, v2_index, ctx, findings, max_decompressed)
         return
     # Mixed formats (a log upgraded from an old message format): keep file order run by run.
     is_v2 = np.zeros(len(chunk), bool)
@@ -77,113 +95,327 @@ def records_view(chunk, ctx: SegmentContext, findings: list[Finding],
     runs = np.split(usable, np.flatnonzero(np.diff(is_v2[usable].astype(np.int8))) + 1)
     for run in runs:
         if is_v2[run[0]]:
-            yield _v2_records(chunk, run, ctx, findings, max_decompressed)
+            yield from _v2_records(chunk, run, ctx, findings, max_decompressed)
         else:
             yield _legacy_records(parse_legacy(chunk, run, ctx, findings), chunk.base, ctx, findings,
                                   max_decompressed)
 
 
-def _record_regions(chunk, h: V2Headers, ctx: SegmentContext, findings: list[Finding], max_decompressed: int):
-    """(data, starts, ends, counts, compressed?) for decode_records; failed batches get an empty region."""
-    starts = h.positions + V2_HEADER_SIZE
-    ends = h.positions + h.sizes
-    counts = h.records_count.copy()
-    codec = h.codec
-    if not codec.any():
-        return np.frombuffer(chunk.raw, np.uint8), starts, ends, counts, False
-    view = memoryview(chunk.raw)
-    pieces = []
-    length = 0
-    for i in range(len(h.positions)):
-        s, e = int(starts[i]), int(ends[i])
-        if codec[i] == 0:
-            piece = view[s:e]
-        else:
-            try:
-                piece = decompress(int(codec[i]), view[s:e], magic=2, max_bytes=max_decompressed)
-            except DecompressionError as err:
-                findings.append(Finding(ctx.file, chunk.base + int(h.positions[i]), "decompression_failed",
-                                        f"batch at offset {int(h.base_offset[i])}: {err}"))
-                piece = b""
-                counts[i] = 0
-        starts[i] = length
-        length += len(piece)
-        ends[i] = length
-        pieces.append(piece)
-    return np.frombuffer(b"".join(pieces), np.uint8), starts, ends, counts, True
+# Decompressed bytes per Arrow batch (soft limit; one batch may add up to max_decompressed more): memory
+# stays proportional to this, not to the chunk's compression ratio.
+GROUP_BYTES = 32 * 1024 * 1024
+# A scratch buffer larger than this is released after use instead of kept for the next chunk.
+RETAIN_BYTES = 64 * 1024 * 1024
+
+
+class _Scratch(threading.local):
+    """The per-thread decompression buffer, reused from chunk to chunk: nothing built from it outlives a
+    chunk (decoding copies into fresh Arrow buffers), and reusing it avoids the page faults of fresh
+    allocations."""
+
+    def __init__(self) -> None:
+        self.dec = np.empty(0, np.uint8)
+
+    def grow_dec(self, used: int, need: int) -> np.ndarray:
+        """The decompression buffer with at least ``need`` bytes free after ``used`` (kept)."""
+        if len(self.dec) - used < need:
+            bigger = np.empty(max(2 * len(self.dec), used + need, 1 << 20), np.uint8)
+            bigger[:used] = self.dec[:used]
+            self.dec = bigger
+        return self.dec
+
+    def release_dec(self) -> None:
+        if len(self.dec) > RETAIN_BYTES:
+            self.dec = np.empty(0, np.uint8)
+
+
+_scratch = _Scratch()
+_LZ4_HC = lz4_header_checksums() if LZ4_NATIVE else np.zeros(4, np.uint8)
 
 
 def _v2_records(chunk, index: np.ndarray, ctx: SegmentContext, findings: list[Finding],
-                max_decompressed: int) -> pa.RecordBatch:
+                max_decompressed: int) -> Iterator[pa.RecordBatch]:
     h = V2Headers.parse(chunk.raw, chunk.positions[index], chunk.sizes[index])
     report_crc(h, chunk, ctx, findings)
-    data, starts, ends, counts, compressed = _record_regions(chunk, h, ctx, findings, max_decompressed)
-    (bi, off_delta, ts_delta, key_pos, key_len, val_pos, val_len, hdr_first, hdr_count, hk_pos, hk_len,
-     hv_pos, hv_len, _decoded, status, error_pos) = decode_records(data, starts, ends, counts)
+    starts = h.positions + V2_HEADER_SIZE
+    ends = h.positions + h.sizes
+    if not h.codec.any():
+        yield _decode(chunk, h, chunk.buf, starts, ends, h.records_count, ctx, findings)
+        return
+    for lo, hi, data, r_start, r_end, counts in _decompressed(chunk, h, starts, ends, ctx, findings,
+                                                              max_decompressed):
+        yield _decode(chunk, h.take(slice(lo, hi)), data, r_start, r_end, counts, ctx, findings)
+
+
+def _decompressed(chunk, h: V2Headers, starts: np.ndarray, ends: np.ndarray, ctx: SegmentContext,
+                  findings: list[Finding], cap: int):
+    """Groups (lo, hi, data, region starts, region ends, counts) of batches lo..hi with their record bytes
+    decompressed into one scratch buffer (uncompressed batches copied in); a batch that fails to decompress
+    becomes a finding and an empty region. ``data`` is reused by the next group."""
+    s = _scratch
+    buf = chunk.buf
+    codec = h.codec
+    nb = len(codec)
+    r_start = np.zeros(nb, np.int64)
+    r_end = np.zeros(nb, np.int64)
+    counts = h.records_count.copy()
+    python = np.zeros(nb, bool)
+    # end of the run of equal codecs each batch starts
+    change = np.flatnonzero(np.diff(codec)) + 1
+    run_end = np.repeat(np.append(change, nb), np.diff(np.concatenate(([0], change, [nb]))))
+    lo = i = o = 0
+    out = s.grow_dec(0, 1 << 20)
+    while i < nb:
+        c = int(codec[i])
+        if c == Codec.LZ4 and LZ4_NATIVE:
+            j, o, reason = lz4_frames(buf, starts, ends, i, int(run_end[i]), out, o, cap, GROUP_BYTES, _LZ4_HC,
+                                      r_start, r_end, python)
+            for k in np.flatnonzero(python[i:j]) + i:
+                o = _python_batch(chunk, h, int(k), starts, ends, o, cap, r_start, r_end, counts, ctx, findings)
+                out = s.dec
+            python[i:j] = False
+            i = j
+            if reason == LZ4_NEED_SPACE:
+                out = s.grow_dec(o, 4 << 20)
+                continue
+            if reason == LZ4_DONE and o < GROUP_BYTES:
+                continue
+        elif c == Codec.ZSTD and ZSTD_NATIVE:
+            o = _zstd_batch(chunk, h, i, starts, ends, o, cap, r_start, r_end, counts, ctx, findings)
+            out = s.dec
+            i += 1
+        else:
+            o = _python_batch(chunk, h, i, starts, ends, o, cap, r_start, r_end, counts, ctx, findings)
+            out = s.dec
+            i += 1
+        if o >= GROUP_BYTES or i == nb:
+            yield lo, i, out, r_start[lo:i], r_end[lo:i], counts[lo:i]
+            lo, o = i, 0
+    if lo < nb:
+        yield lo, nb, out, r_start[lo:nb], r_end[lo:nb], counts[lo:nb]
+    s.release_dec()
+
+
+def _failed(chunk, h: V2Headers, i: int, err: Exception, counts: np.ndarray, ctx: SegmentContext,
+            findings: list[Finding]) -> None:
+    findings.append(Finding(ctx.file, chunk.base + int(h.positions[i]), "decompression_failed",
+                            f"batch at offset {int(h.base_offset[i])}: {err}"))
+    counts[i] = 0
+
+
+def _zstd_batch(chunk, h, i, starts, ends, o, cap, r_start, r_end, counts, ctx, findings) -> int:
+    """Batch i (zstd) decompressed by libzstd into the scratch buffer at o; returns the new end."""
+    s = _scratch
+    room = min(cap, max(len(s.dec) - o, 4 * int(ends[i] - starts[i]), 1 << 16))
+    while True:
+        out = s.grow_dec(o, room)
+        try:
+            got = zstd_decompress_into(chunk.buf, int(starts[i]), int(ends[i]), out, o, room)
+        except ZstdError as e:
+            if e.too_small and room < cap:
+                room = min(cap, 4 * room)
+                continue
+            err = (DecompressionError(f"decompressed size exceeds the cap of {cap} bytes") if e.too_small
+                   else DecompressionError(f"corrupt zstd stream: {e}"))
+            _failed(chunk, h, i, err, counts, ctx, findings)
+            r_start[i] = r_end[i] = o
+            return o
+        r_start[i] = o
+        r_end[i] = o + got
+        return o + got
+
+
+def _python_batch(chunk, h, i, starts, ends, o, cap, r_start, r_end, counts, ctx, findings) -> int:
+    """Batch i decompressed by the Python codecs (or copied when uncompressed) into the scratch buffer."""
+    s, e = int(starts[i]), int(ends[i])
+    view = memoryview(chunk.raw)[s:e]
+    if h.codec[i] == 0:
+        piece = view
+    else:
+        try:
+            piece = decompress(int(h.codec[i]), view, magic=2, max_bytes=cap)
+        except DecompressionError as err:
+            _failed(chunk, h, i, err, counts, ctx, findings)
+            r_start[i] = r_end[i] = o
+            return o
+    out = _scratch.grow_dec(o, len(piece))
+    out[o:o + len(piece)] = np.frombuffer(piece, np.uint8)
+    r_start[i] = o
+    r_end[i] = o + len(piece)
+    return o + len(piece)
+
+
+REC_COLUMNS = ("position", "offset", "ts_us", "ts_valid", "key_offsets", "key_values", "key_valid", "key_size",
+               "val_offsets", "val_values", "val_valid", "val_size", "hdr_offsets", "hk_offsets", "hk_values",
+               "hv_offsets", "hv_values", "hv_valid", "sequence", "base_offset", "producer_id", "producer_epoch",
+               "leader_epoch", "crc", "magic", "txn_bits", "control_bits", "valid_bits")
+# decode_records FULL_* code -> the estimate it enlarges
+FULL_ESTIMATES = {FULL_KEYS: "keys", FULL_VALUES: "values", FULL_HEADERS: "headers",
+                  FULL_HEADER_KEYS: "header_keys", FULL_HEADER_VALUES: "header_values"}
+
+
+class _Estimates(threading.local):
+    """Output sizes per byte of record data, learned from the batches decoded so far (per thread).
+
+    The byte and header buffers of an Arrow batch are sized from these before decoding (the records are
+    decoded once, straight into them); a buffer that turns out too small makes decode_records stop, and the
+    batch is decoded again with that buffer at its upper bound (the record bytes themselves).
+    """
+
+    def __init__(self) -> None:
+        self.ratio = {"keys": 0.125, "values": 1.0, "headers": 0.125, "header_keys": 0.125, "header_values": 0.125}
+
+    def sizes(self, region_bytes: int, forced: set[str]) -> dict[str, int]:
+        return {k: region_bytes if k in forced else min(region_bytes, int(r * 1.25 * region_bytes) + 4096)
+                for k, r in self.ratio.items()}
+
+    def learn(self, region_bytes: int, used: dict[str, int]) -> None:
+        if region_bytes >= 1 << 16:
+            self.ratio = {k: used[k] / region_bytes for k in self.ratio}
+
+
+_estimates = _Estimates()
+
+
+def _decode(chunk, h: V2Headers, data: np.ndarray, r_start: np.ndarray, r_end: np.ndarray, counts: np.ndarray,
+            ctx: SegmentContext, findings: list[Finding]) -> pa.RecordBatch:
+    """Records of the batches ``h`` whose record bytes are data[r_start:r_end) as one Arrow batch."""
+    b_cap = record_capacity(r_start, r_end, counts)
+    n_cap = max(int(b_cap.sum()), 1)
+    region_bytes = int((r_end - r_start).sum())
+    flags = (h.is_transactional.astype(np.uint8) | (h.is_control.astype(np.uint8) << 1)
+             | (h.crc_valid.astype(np.uint8) << 2))
+    file_pos = chunk.base + h.positions
+    forced: set[str] = set()
+    while True:
+        est = _estimates.sizes(region_bytes, forced)
+        bits, h_cap = (n_cap + 7) // 8, est["headers"] // 2 + 1
+        sizes = {
+            "position": (n_cap, np.int64), "offset": (n_cap, np.int64), "ts_us": (n_cap, np.int64),
+            "ts_valid": (bits, np.uint8), "key_offsets": (n_cap + 1, np.int32), "key_values": (est["keys"], np.uint8),
+            "key_valid": (bits, np.uint8), "key_size": (n_cap, np.int32), "val_offsets": (n_cap + 1, np.int32),
+            "val_values": (est["values"], np.uint8), "val_valid": (bits, np.uint8), "val_size": (n_cap, np.int32),
+            "hdr_offsets": (n_cap + 1, np.int32), "hk_offsets": (h_cap + 1, np.int32),
+            "hk_values": (est["header_keys"], np.uint8), "hv_offsets": (h_cap + 1, np.int32),
+            "hv_values": (est["header_values"], np.uint8), "hv_valid": ((h_cap + 7) // 8, np.uint8),
+            "sequence": (n_cap, np.int32), "base_offset": (n_cap, np.int64), "producer_id": (n_cap, np.int64),
+            "producer_epoch": (n_cap, np.int16), "leader_epoch": (n_cap, np.int32), "crc": (n_cap, np.int64),
+            "magic": (n_cap, np.int8), "txn_bits": (bits, np.uint8), "control_bits": (bits, np.uint8),
+            "valid_bits": (bits, np.uint8), "partition": (n_cap, np.int32), "segment": (n_cap, np.int64),
+        }
+        bufs = arrow.Buffers()
+        keys = {name: bufs.add(*spec) for name, spec in sizes.items()}
+        topic = arrow.LabelColumn(bufs, np.zeros(len(counts), np.int64), b_cap, [ctx.topic])
+        ts_type = arrow.LabelColumn(bufs, h.log_append_time, b_cap, TIMESTAMP_TYPES)
+        codec = arrow.LabelColumn(bufs, h.codec, b_cap, CODEC_LABELS)
+        bufs.allocate()
+        decoded, status, error_pos, totals = decode_records(
+            data, r_start, r_end, counts, file_pos, h.base_offset, h.base_timestamp, h.max_timestamp,
+            h.log_append_time, h.base_sequence, h.producer_id, h.producer_epoch, h.leader_epoch, h.crc, flags,
+            tuple(bufs.array(keys[c]) for c in REC_COLUMNS))
+        if not totals[9]:
+            break
+        forced.add(FULL_ESTIMATES[int(totals[9])])
+    n, nh, key_bytes, val_bytes, hk_bytes, hv_bytes, key_nulls, val_nulls, hv_nulls, _, ts_nulls = totals.tolist()
+    _estimates.learn(region_bytes, {"keys": key_bytes, "values": val_bytes, "headers": 2 * nh,
+                                    "header_keys": hk_bytes, "header_values": hv_bytes})
     for b in np.flatnonzero(status):
-        where = (f"at byte {int(error_pos[b] - starts[b])} of its decompressed records" if compressed
-                 else f"at file position {chunk.base + int(error_pos[b])}")
+        rel = int(error_pos[b] - r_start[b])
+        where = (f"at byte {rel} of its decompressed records" if h.codec[b] != 0
+                 else f"at file position {chunk.base + int(h.positions[b]) + V2_HEADER_SIZE + rel}")
         findings.append(Finding(ctx.file, chunk.base + int(h.positions[b]), "record_decode_failed",
                                 f"batch at offset {int(h.base_offset[b])}: {RECORD_ERRORS[int(status[b])]} ({where})"))
-    n = len(bi)
-    ts = np.where(h.log_append_time[bi], h.max_timestamp[bi], h.base_timestamp[bi] + ts_delta)
-    base_seq = h.base_sequence[bi]
-    keys = arrow.binary_from_slices(data, key_pos, key_len)
-    values = arrow.binary_from_slices(data, val_pos, val_len)
-    columns = {
-        "position": chunk.base + h.positions[bi],
-        "offset": h.base_offset[bi] + off_delta,
-        "timestamp": arrow.timestamps_ms(ts),
-        "timestampType": arrow.labels(h.log_append_time[bi].astype(np.int32), TIMESTAMP_TYPES),
-        "key": keys,
-        "value": values,
-        "headers": _headers(data, hdr_first, hdr_count, hk_pos, hk_len, hv_pos, hv_len),
-        "keySize": key_len,
-        "valueSize": val_len,
-        "sequence": increment_sequence(base_seq, off_delta),
-        "baseOffset": h.base_offset[bi],
-        "magic": np.full(n, 2, np.int8),
-        "compresscodec": arrow.labels(h.codec[bi], CODEC_LABELS),
-        "isTransactional": h.is_transactional[bi],
-        "isControl": h.is_control[bi],
-        "producerId": h.producer_id[bi],
-        "producerEpoch": h.producer_epoch[bi],
-        "partitionLeaderEpoch": h.leader_epoch[bi],
-        "isValid": h.crc_valid[bi],
-        "crc": h.crc[bi],
-    }
-    columns["controlType"], columns["coordinatorEpoch"] = _control_columns(h.is_control[bi], keys, values)
-    return stamp(columns, n, ctx, arrow_schema(RECORDS))
+    bufs.array(keys["partition"])[:n] = ctx.partition
+    bufs.array(keys["segment"])[:n] = ctx.segment_base_offset
 
+    def buf(name: str, length: int | None = None) -> pa.Buffer:
+        b = bufs.buffer(keys[name])
+        return b if length is None else b.slice(0, length)
 
-def _headers(data, hdr_first, hdr_count, hk_pos, hk_len, hv_pos, hv_len) -> pa.Array:
-    n_headers = len(hk_pos)
-    offsets = np.empty(len(hdr_first) + 1, np.int32)
-    offsets[:-1] = hdr_first
-    offsets[-1] = n_headers
-    struct_type = arrow_schema(RECORDS).field("headers").type.value_type
+    def fixed(type_: pa.DataType, name: str) -> pa.Array:
+        return pa.Array.from_buffers(type_, n, [None, buf(name, n * type_.byte_width)], 0)
+
+    def boolean(name: str) -> pa.Array:
+        return pa.Array.from_buffers(pa.bool_(), n, [None, buf(name, (n + 7) // 8)], 0)
+
+    def binary(type_: pa.DataType, length: int, prefix: str, nbytes: int, nulls: int) -> pa.Array:
+        validity = buf(f"{prefix}_valid", (length + 7) // 8) if nulls else None
+        return pa.Array.from_buffers(type_, length, [validity, buf(f"{prefix}_offsets", 4 * (length + 1)),
+                                                     buf(f"{prefix}_values", nbytes)], nulls)
+
+    def labels(col: arrow.LabelColumn) -> pa.Array:
+        if n == col.n:
+            return col.array()
+        col.counts = decoded.astype(np.int64)  # some records did not decode: label only those that did
+        col.n = n
+        return col.array()
+
+    schema = view_schema("records")
+    headers_type = schema.field("headers").type
     entries = pa.StructArray.from_arrays(
-        [arrow.binary_from_slices(data, hk_pos, hk_len, pa.string()), arrow.binary_from_slices(data, hv_pos, hv_len)],
-        fields=list(struct_type),
-    )
-    return pa.ListArray.from_arrays(pa.array(offsets), entries, type=arrow_schema(RECORDS).field("headers").type)
+        [binary(pa.string(), nh, "hk", hk_bytes, 0), binary(pa.binary(), nh, "hv", hv_bytes, hv_nulls)],
+        fields=list(headers_type.value_type))
+    is_control = h.is_control
+    columns = {
+        "topic": labels(topic),
+        "partition": fixed(pa.int32(), "partition"),
+        "segmentBaseOffset": fixed(pa.int64(), "segment"),
+        "position": fixed(pa.int64(), "position"),
+        "offset": fixed(pa.int64(), "offset"),
+        "timestamp": pa.Array.from_buffers(schema.field("timestamp").type, n,
+                                           [buf("ts_valid", (n + 7) // 8) if ts_nulls else None,
+                                            buf("ts_us", 8 * n)], ts_nulls),
+        "timestampType": labels(ts_type),
+        "key": binary(pa.binary(), n, "key", key_bytes, key_nulls),
+        "value": binary(pa.binary(), n, "val", val_bytes, val_nulls),
+        "headers": pa.Array.from_buffers(headers_type, n, [None, buf("hdr_offsets", 4 * (n + 1))], 0,
+                                         children=[entries]),
+        "keySize": fixed(pa.int32(), "key_size"),
+        "valueSize": fixed(pa.int32(), "val_size"),
+        "sequence": fixed(pa.int32(), "sequence"),
+        "baseOffset": fixed(pa.int64(), "base_offset"),
+        "magic": fixed(pa.int8(), "magic"),
+        "compresscodec": labels(codec),
+        "isTransactional": boolean("txn_bits"),
+        "isControl": boolean("control_bits"),
+        "producerId": fixed(pa.int64(), "producer_id"),
+        "producerEpoch": fixed(pa.int16(), "producer_epoch"),
+        "partitionLeaderEpoch": fixed(pa.int32(), "leader_epoch"),
+        "isValid": boolean("valid_bits"),
+        "crc": fixed(pa.int64(), "crc"),
+    }
+    if (is_control & (decoded > 0)).any():
+        columns["controlType"], columns["coordinatorEpoch"] = _control_columns(
+            np.repeat(is_control, decoded), columns["key"], columns["value"])
+    else:
+        columns["controlType"], columns["coordinatorEpoch"] = pa.nulls(n, pa.string()), pa.nulls(n, pa.int32())
+    return pa.RecordBatch.from_arrays([columns[f.name] for f in schema], schema=schema)
 
 
 def _control_columns(is_control: np.ndarray, keys: pa.Array, values: pa.Array) -> tuple[pa.Array, pa.Array]:
+    """controlType and coordinatorEpoch: null except on control records (few: one per transaction)."""
     n = len(is_control)
-    types: list[str | None] = [None] * n
-    epochs: list[int | None] = [None] * n
+    names = [*CONTROL_TYPES.values(), "UNKNOWN"]
+    codes = np.zeros(n, np.int32)
+    has_type = np.zeros(n, bool)
+    epochs = np.zeros(n, np.int32)
+    has_epoch = np.zeros(n, bool)
     for i in np.flatnonzero(is_control).tolist():
         name, _ = control_type(keys[i].as_py())
-        types[i] = name
-        if name in ("COMMIT", "ABORT"):
-            epochs[i] = coordinator_epoch(values[i].as_py())
-    return pa.array(types, pa.string()), pa.array(epochs, pa.int32())
+        if name is None:
+            continue
+        codes[i] = names.index(name)
+        has_type[i] = True
+        if name in ("COMMIT", "ABORT") and (epoch := coordinator_epoch(values[i].as_py())) is not None:
+            epochs[i] = epoch
+            has_epoch[i] = True
+    types = pc.take(pa.array(names, pa.string()), pa.array(codes, mask=~has_type))
+    return types, pa.array(epochs, pa.int32(), mask=~has_epoch)
 
 
 def _legacy_records(wrappers: list[LegacyMessage], base: int, ctx: SegmentContext, findings: list[Finding],
                     max_decompressed: int) -> pa.RecordBatch:
-    rows: dict[str, list] = {f.name: [] for f in arrow_schema(RECORDS) if f.name not in ("topic", "partition",
+    rows: dict[str, list] = {f.name: [] for f in view_schema("records") if f.name not in ("topic", "partition",
                                                                                           "segmentBaseOffset")}
     for w in wrappers:
         try:
@@ -206,7 +438,7 @@ def _legacy_records(wrappers: list[LegacyMessage], base: int, ctx: SegmentContex
             }
             for k, v in row.items():
                 rows[k].append(v)
-    return stamp(rows, len(rows["offset"]), ctx, arrow_schema(RECORDS))
+    return stamp(rows, len(rows["offset"]), ctx, view_schema("records"))
 
 
 __all__ = ["control_type", "coordinator_epoch", "records_view"]

@@ -11,11 +11,17 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .native import memcpy
+
 # Framing shared by every magic: offset int64, size int32, then the body (magic at byte 16).
 LOG_OVERHEAD = 12
 HEADER_SIZE_UP_TO_MAGIC = 17
 MIN_ENTRY_SIZE = 14  # LegacyRecord.RECORD_OVERHEAD_V0: a smaller size field is corrupt
 V2_HEADER_SIZE = 61
+INT32_MAX = 2**31 - 1
+# Spark's timestamp range (years 1..9999) in milliseconds: outside it a Kafka timestamp is garbage.
+MIN_TIMESTAMP_MS = -62135596800000
+MAX_TIMESTAMP_MS = 253402300799999
 
 # scan_entries stop status
 SCAN_END = 0  # reached the limit, or fewer than 17 bytes remain
@@ -139,54 +145,138 @@ def _varint(buf, p, end, max_bytes):
     return np.int64(0), p, REC_BAD_VARINT
 
 
-@njit(cache=True)
-def _grow(a, need):
-    if need <= len(a):
-        return a
-    b = np.empty(max(need, 2 * len(a)), a.dtype)
-    b[: len(a)] = a
-    return b
+@njit(cache=True, inline="always")
+def _vint(buf, p, end, max_bytes):
+    """_varint with the 1-byte case first (most lengths, deltas and counts in practice)."""
+    if p < end:
+        b = buf[p]
+        if b < 0x80:
+            return np.int64(b >> 1) ^ -np.int64(b & 1), p + 1, REC_OK
+    return _varint(buf, p, end, max_bytes)
+
+
+def record_capacity(region_start: np.ndarray, region_end: np.ndarray, declared_counts: np.ndarray) -> np.ndarray:
+    """Most records each region can hold: every record takes at least 7 bytes, whatever a batch declares."""
+    fits = (region_end - region_start) // 7 + 1
+    return np.minimum(np.maximum(declared_counts, 0), fits).astype(np.int64)
+
+
+@njit(cache=True, inline="always")
+def _set_bit(bitmap, i):
+    bitmap[i >> 3] |= np.uint8(1 << (i & 7))
 
 
 @njit(cache=True)
-def decode_records(data, region_start, region_end, declared_counts):
-    """Decode the records of v2 batches whose (decompressed) record bytes are data[start:end).
+def _fill_bits(bitmap, start, stop, value):
+    """Bits [start, stop) of a zeroed bitmap set to ``value``."""
+    if not value or start >= stop:
+        return
+    i = start
+    while i < stop and (i & 7) != 0:
+        _set_bit(bitmap, i)
+        i += 1
+    while i + 8 <= stop:
+        bitmap[i >> 3] = 0xFF
+        i += 8
+    while i < stop:
+        _set_bit(bitmap, i)
+        i += 1
 
-    Returns per-record columns (batch index, offset delta, timestamp delta, key/value position and
-    length with -1 for null, first header index, header count), per-header columns, and per batch
-    (records decoded, status, byte position of the failure inside ``data``).
+
+@njit(cache=True)
+def label_rows(codes, label_bytes, label_offsets, b_first, b_count, offsets, values):
+    """A string column whose value is constant per batch: label ``codes[b]`` for every row of batch b."""
+    o = 0
+    offsets[0] = 0
+    for b in range(len(codes)):
+        s = label_offsets[codes[b]]
+        ln = label_offsets[codes[b] + 1] - s
+        for i in range(b_first[b], b_first[b] + b_count[b]):
+            memcpy(values, o, label_bytes, s, ln)
+            o += ln
+            offsets[i + 1] = o
+
+
+# decode_records: which output ran out of room (the caller enlarges it and decodes again)
+FULL_KEYS = 1
+FULL_VALUES = 2
+FULL_HEADERS = 3
+FULL_HEADER_KEYS = 4
+FULL_HEADER_VALUES = 5
+
+
+@njit(cache=True)
+def decode_records(data, region_start, region_end, declared_counts, file_pos, base_offset, base_timestamp,
+                   max_timestamp, log_append_time, base_sequence, producer_id, producer_epoch, leader_epoch, crc,
+                   b_flags, out):
+    """Decode the records of v2 batches whose (decompressed) record bytes are data[start:end), in one pass,
+    straight into the Arrow buffers of the records view (``out``, preallocated by the caller).
+
+    A record is written only once all its fields are known to lie inside its declared length, which lies
+    inside its batch's region: a bad record ends its batch (status and byte position reported per batch,
+    as Kafka would stop there) and leaves no trace in the output. Per-record buffers must hold
+    :func:`record_capacity` rows; the byte and header buffers are sized from an estimate: when one runs
+    out, decoding stops and ``totals[9]`` names it (``FULL_*``), and the caller retries with more room.
+    ``b_flags`` per batch: 1 transactional, 2 control, 4 CRC valid. Timestamps become Spark microseconds,
+    null for -1 and outside years 1..9999; sequences follow DefaultRecordBatch.incrementSequence.
+
+    Returns (per batch: records decoded, status, failure position in ``data``; totals: records, headers,
+    key/value/header-key/header-value bytes, null keys/values/header values and timestamps... see below).
+    totals = [records, headers, key bytes, value bytes, header key bytes, header value bytes, null keys,
+    null values, null header values, FULL_* or 0, null timestamps].
     """
+    (position, offset, ts_us, ts_valid, key_offsets, key_values, key_valid, key_size, val_offsets, val_values,
+     val_valid, val_size, hdr_offsets, hk_offsets, hk_values, hv_offsets, hv_values, hv_valid, sequence,
+     base_offset_out, producer_id_out, producer_epoch_out, leader_epoch_out, crc_out, magic, txn_bits,
+     control_bits, valid_bits) = out
     nb = len(region_start)
-    cap = 0
-    for b in range(nb):
-        # Every record takes at least 7 bytes: never trust a declared count beyond what bytes allow.
-        cap += min(max(declared_counts[b], 0), (region_end[b] - region_start[b]) // 7 + 1)
-    cap = max(cap, 1)
-    r_batch = np.empty(cap, np.int32)
-    r_offset_delta = np.empty(cap, np.int32)
-    r_ts_delta = np.empty(cap, np.int64)
-    r_key_pos = np.empty(cap, np.int64)
-    r_key_len = np.empty(cap, np.int32)
-    r_val_pos = np.empty(cap, np.int64)
-    r_val_len = np.empty(cap, np.int32)
-    r_hdr_first = np.empty(cap, np.int64)
-    r_hdr_count = np.empty(cap, np.int32)
-    h_key_pos = np.empty(64, np.int64)
-    h_key_len = np.empty(64, np.int32)
-    h_val_pos = np.empty(64, np.int64)
-    h_val_len = np.empty(64, np.int32)
     b_decoded = np.zeros(nb, np.int32)
     b_status = np.zeros(nb, np.int8)
     b_error_pos = np.full(nb, -1, np.int64)
+    totals = np.zeros(11, np.int64)
+    for bm in (ts_valid, key_valid, val_valid, hv_valid, txn_bits, control_bits, valid_bits):
+        bm[:] = 0
+    rec_cap = len(position)
+    key_cap = len(key_values)
+    val_cap = len(val_values)
+    hdr_cap = len(hk_offsets) - 1
+    hk_cap = len(hk_values)
+    hv_cap = len(hv_values)
     n = 0
     nh = 0
+    kb = 0  # key bytes written
+    vb = 0
+    hkb = 0
+    hvb = 0
+    key_nulls = 0
+    val_nulls = 0
+    hv_nulls = 0
+    ts_nulls = 0
+    full = 0
+    key_offsets[0] = 0
+    val_offsets[0] = 0
+    hdr_offsets[0] = 0
+    hk_offsets[0] = 0
+    hv_offsets[0] = 0
     for b in range(nb):
         p = region_start[b]
         end = region_end[b]
         status = REC_OK
+        rec_start = p
+        n0 = n
+        pos_b = file_pos[b]
+        base_b = base_offset[b]
+        seq_b = np.int64(base_sequence[b])
+        log_append_b = log_append_time[b]
+        base_ts_b = base_timestamp[b]
+        max_ts_b = max_timestamp[b]
+        producer_id_b = producer_id[b]
+        producer_epoch_b = producer_epoch[b]
+        leader_epoch_b = leader_epoch[b]
+        crc_b = crc[b]
         for _ in range(max(declared_counts[b], 0)):
             rec_start = p
-            length, p, status = _varint(data, p, end, 5)
+            length, p, status = _vint(data, p, end, 5)
             if status != REC_OK:
                 break
             body_start = p
@@ -195,13 +285,13 @@ def decode_records(data, region_start, region_end, declared_counts):
                 break
             rec_end = body_start + length
             p += 1  # attributes, unused
-            ts_delta, p, status = _varint(data, p, rec_end, 10)
+            ts_delta, p, status = _vint(data, p, rec_end, 10)
             if status != REC_OK:
                 break
-            off_delta, p, status = _varint(data, p, rec_end, 5)
+            off_delta, p, status = _vint(data, p, rec_end, 5)
             if status != REC_OK:
                 break
-            key_len, p, status = _varint(data, p, rec_end, 5)
+            key_len, p, status = _vint(data, p, rec_end, 5)
             if status != REC_OK:
                 break
             key_pos = p
@@ -210,7 +300,7 @@ def decode_records(data, region_start, region_end, declared_counts):
             elif key_len < -1:
                 status = REC_BAD_LENGTH
                 break
-            val_len, p, status = _varint(data, p, rec_end, 5)
+            val_len, p, status = _vint(data, p, rec_end, 5)
             if status != REC_OK:
                 break
             val_pos = p
@@ -219,15 +309,19 @@ def decode_records(data, region_start, region_end, declared_counts):
             elif val_len < -1:
                 status = REC_BAD_LENGTH
                 break
-            hdr_count, p, status = _varint(data, p, rec_end, 5)
+            hdr_count, p, status = _vint(data, p, rec_end, 5)
             if status != REC_OK:
                 break
             if hdr_count < 0 or p > rec_end:
                 status = REC_BAD_LENGTH
                 break
-            hdr_first = nh
+            # headers go straight to the output; they count only once the record is complete
+            h = nh
+            hk = hkb
+            hv = hvb
+            rec_hv_nulls = 0
             for _h in range(hdr_count):
-                hk_len, p, status = _varint(data, p, rec_end, 5)
+                hk_len, p, status = _vint(data, p, rec_end, 5)
                 if status != REC_OK:
                     break
                 if hk_len < 0:
@@ -235,7 +329,7 @@ def decode_records(data, region_start, region_end, declared_counts):
                     break
                 hk_pos = p
                 p += hk_len
-                hv_len, p, status = _varint(data, p, rec_end, 5)
+                hv_len, p, status = _vint(data, p, rec_end, 5)
                 if status != REC_OK:
                     break
                 hv_pos = p
@@ -247,37 +341,93 @@ def decode_records(data, region_start, region_end, declared_counts):
                 if p > rec_end:
                     status = REC_TRUNCATED
                     break
-                if nh == len(h_key_pos):
-                    h_key_pos = _grow(h_key_pos, nh + 1)
-                    h_key_len = _grow(h_key_len, nh + 1)
-                    h_val_pos = _grow(h_val_pos, nh + 1)
-                    h_val_len = _grow(h_val_len, nh + 1)
-                h_key_pos[nh] = hk_pos
-                h_key_len[nh] = hk_len
-                h_val_pos[nh] = hv_pos
-                h_val_len[nh] = hv_len
-                nh += 1
+                if h == hdr_cap:
+                    full = FULL_HEADERS
+                    break
+                if hk + hk_len > hk_cap:
+                    full = FULL_HEADER_KEYS
+                    break
+                if hv + max(hv_len, 0) > hv_cap:
+                    full = FULL_HEADER_VALUES
+                    break
+                memcpy(hk_values, hk, data, hk_pos, hk_len)
+                hk += hk_len
+                hk_offsets[h + 1] = hk
+                if hv_len >= 0:
+                    memcpy(hv_values, hv, data, hv_pos, hv_len)
+                    hv += hv_len
+                    _set_bit(hv_valid, h)
+                else:
+                    hv_valid[h >> 3] &= ~np.uint8(1 << (h & 7))  # a rolled-back record may have set it
+                    rec_hv_nulls += 1
+                hv_offsets[h + 1] = hv
+                h += 1
+            if full:
+                break
             if status != REC_OK:
-                nh = hdr_first
                 break
             if p != rec_end:
                 # Kafka: "Invalid record size: expected to read N bytes in record payload, but ..."
                 status = REC_BAD_LENGTH
-                nh = hdr_first
                 break
-            if n == len(r_batch):
-                break  # cannot happen: cap bounds the records the bytes can hold
-            r_batch[n] = b
-            r_offset_delta[n] = off_delta
-            r_ts_delta[n] = ts_delta
-            r_key_pos[n] = key_pos
-            r_key_len[n] = key_len
-            r_val_pos[n] = val_pos
-            r_val_len[n] = val_len
-            r_hdr_first[n] = hdr_first
-            r_hdr_count[n] = hdr_count
+            if n == rec_cap:
+                break  # cannot happen: the capacity bounds the records the bytes can hold
+            if kb + max(key_len, 0) > key_cap:
+                full = FULL_KEYS
+                break
+            if vb + max(val_len, 0) > val_cap:
+                full = FULL_VALUES
+                break
+            # the record is whole: write it
+            nh = h
+            hkb = hk
+            hvb = hv
+            hv_nulls += rec_hv_nulls
+            hdr_offsets[n + 1] = nh
+            if key_len >= 0:
+                memcpy(key_values, kb, data, key_pos, key_len)
+                kb += key_len
+                _set_bit(key_valid, n)
+            else:
+                key_nulls += 1
+            key_offsets[n + 1] = kb
+            key_size[n] = key_len
+            if val_len >= 0:
+                memcpy(val_values, vb, data, val_pos, val_len)
+                vb += val_len
+                _set_bit(val_valid, n)
+            else:
+                val_nulls += 1
+            val_offsets[n + 1] = vb
+            val_size[n] = val_len
+            position[n] = pos_b
+            offset[n] = base_b + off_delta
+            ms = max_ts_b if log_append_b else base_ts_b + ts_delta
+            if ms != -1 and MIN_TIMESTAMP_MS <= ms <= MAX_TIMESTAMP_MS:
+                ts_us[n] = ms * 1000
+                _set_bit(ts_valid, n)
+            else:
+                ts_us[n] = 0
+                ts_nulls += 1
+            if seq_b < 0:
+                sequence[n] = -1
+            else:
+                s = seq_b + off_delta
+                sequence[n] = s - INT32_MAX - 1 if s > INT32_MAX else s
+            base_offset_out[n] = base_b
+            producer_id_out[n] = producer_id_b
+            producer_epoch_out[n] = producer_epoch_b
+            leader_epoch_out[n] = leader_epoch_b
+            crc_out[n] = crc_b
+            magic[n] = 2
             n += 1
-            b_decoded[b] += 1
+        if full:
+            totals[9] = full
+            return b_decoded, b_status, b_error_pos, totals
+        b_decoded[b] = n - n0
+        _fill_bits(txn_bits, n0, n, (b_flags[b] & 1) != 0)
+        _fill_bits(control_bits, n0, n, (b_flags[b] & 2) != 0)
+        _fill_bits(valid_bits, n0, n, (b_flags[b] & 4) != 0)
         if status != REC_OK:
             b_status[b] = status
             b_error_pos[b] = rec_start
@@ -287,33 +437,17 @@ def decode_records(data, region_start, region_end, declared_counts):
         elif p != end:
             b_status[b] = REC_TRAILING
             b_error_pos[b] = p
-    return (r_batch[:n], r_offset_delta[:n], r_ts_delta[:n], r_key_pos[:n], r_key_len[:n], r_val_pos[:n],
-            r_val_len[:n], r_hdr_first[:n], r_hdr_count[:n], h_key_pos[:nh], h_key_len[:nh], h_val_pos[:nh],
-            h_val_len[:nh], b_decoded, b_status, b_error_pos)
-
-
-@njit(cache=True)
-def gather(data, pos, lengths):
-    """Copy the byte slices (pos, len) into one buffer; returns (int32 Arrow offsets, bytes).
-
-    A negative length is a null and contributes no bytes.
-    """
-    m = len(pos)
-    offsets = np.empty(m + 1, np.int32)
-    total = 0
-    offsets[0] = 0
-    for i in range(m):
-        if lengths[i] > 0:
-            total += lengths[i]
-        offsets[i + 1] = total
-    out = np.empty(total, np.uint8)
-    for i in range(m):
-        ln = lengths[i]
-        if ln > 0:
-            o = offsets[i]
-            s = pos[i]
-            out[o:o + ln] = data[s:s + ln]
-    return offsets, out
+    totals[0] = n
+    totals[1] = nh
+    totals[2] = kb
+    totals[3] = vb
+    totals[4] = hkb
+    totals[5] = hvb
+    totals[6] = key_nulls
+    totals[7] = val_nulls
+    totals[8] = hv_nulls
+    totals[10] = ts_nulls
+    return b_decoded, b_status, b_error_pos, totals
 
 
 @njit(cache=True)
