@@ -17,10 +17,11 @@ from pathlib import Path
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from .config.topic_config import TopicConfig
 from .delta import TableLocation, write_snapshot
 
 VIEWS = ("segments", "batches", "records", "index", "partition_files")
-TABLES = ("segment_stats", "partition_stats", "log_dir_stats", "index_findings")
+TABLES = ("segment_stats", "partition_stats", "log_dir_stats", "index_findings", "retention_plan")
 
 
 @dataclass(frozen=True)
@@ -71,18 +72,38 @@ def read_views(spark: SparkSession, config: NightlyConfig) -> dict[str, DataFram
     return {name: view(name) for name in VIEWS}
 
 
-def compute(spark: SparkSession, views: dict[str, DataFrame]) -> dict[str, DataFrame]:
+def topic_configs(config: NightlyConfig, topics: list[str]) -> dict[str, TopicConfig]:
+    """Each topic's effective configuration: Kafka's defaults < server.properties < topic overrides."""
+    from .config.topic_config import effective_config, load_broker_properties, load_topic_overrides
+
+    broker = load_broker_properties(config.broker_config) if config.broker_config else None
+    overrides = load_topic_overrides(config.topic_config) if config.topic_config else None
+    return {t: effective_config(t, broker, overrides) for t in topics}
+
+
+def roll_limits(spark: SparkSession, configs: dict[str, TopicConfig]) -> DataFrame:
+    """The limits a segment rolls at, per topic, for segment_stats' roll reasons."""
+    rows = [(t, c["segment.bytes"], c["segment.ms"], c["segment.index.bytes"]) for t, c in configs.items()]
+    return spark.createDataFrame(rows, "topic string, segmentBytes long, segmentMs long, segmentIndexBytes long")
+
+
+def compute(spark: SparkSession, views: dict[str, DataFrame], configs: dict[str, TopicConfig],
+            log_dirs: Sequence[str], now_ms: int) -> dict[str, DataFrame]:
     from .analysis.index_validation import index_findings
     from .analysis.partition_stats import log_dir_stats, partition_stats
+    from .analysis.retention import retention_plan
     from .analysis.segment_stats import segment_stats
 
-    segments = segment_stats(views["segments"], views["batches"], views["records"], views["partition_files"])
+    segments = segment_stats(views["segments"], views["batches"], views["records"], views["partition_files"],
+                             roll_limits(spark, configs))
     partitions = partition_stats(segments, views["partition_files"])
     return {
         "segment_stats": segments,
         "partition_stats": partitions,
         "log_dir_stats": log_dir_stats(partitions, views["segments"]),
-        "index_findings": index_findings(spark, views),
+        "index_findings": index_findings(spark, views, log_dirs=log_dirs),
+        "retention_plan": retention_plan(views["segments"], views["batches"], views["partition_files"], configs,
+                                         now_ms),
     }
 
 
@@ -102,7 +123,9 @@ def run(spark: SparkSession, config: NightlyConfig, now: Callable[[], dt.datetim
     snapshot_id = config.snapshot_id or started.strftime("%Y-%m-%dT%H:%M:%SZ")
     views = read_views(spark, config)
     try:
-        tables = compute(spark, views)
+        topics = [r.topic for r in views["segments"].select("topic").distinct().collect()]
+        tables = compute(spark, views, topic_configs(config, topics), config.log_dirs,
+                         int(started.timestamp() * 1000))
         for name, df in tables.items():
             write_snapshot(df, config.location, config.table_names[name], snapshot_id, started)
         return tables

@@ -31,7 +31,9 @@ def local_session(app_name: str = "kafkalog", master: str = "local[*]", *, delta
         .config("spark.sql.python.filterPushdown.enabled", "true")
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.ui.enabled", "false")
-        .config("spark.sql.shuffle.partitions", "8")
+        .config("spark.sql.shuffle.partitions", "4")
+        # Delta's default of 50 snapshot partitions is for clusters; a local session wants few
+        .config("spark.databricks.delta.snapshotPartitions", "2")
         .config("spark.python.worker.reuse", "true")
     )
     if warehouse:

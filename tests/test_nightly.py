@@ -14,13 +14,14 @@ from kafkalog_spark import nightly
 from kafkalog_spark.delta import TableLocation, read_snapshot
 
 T0 = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
+CONF = Path(__file__).resolve().parent.parent / "conf"
 
 
 @pytest.fixture(scope="module")
 def corpus_config(samples: Path, tmp_path_factory: pytest.TempPathFactory) -> nightly.NightlyConfig:
     return nightly.NightlyConfig(log_dirs=(str(samples / "broker"),),
                                  location=TableLocation(warehouse=str(tmp_path_factory.mktemp("wh"))),
-                                 snapshot_id="s1")
+                                 snapshot_id="s1", topic_config=str(CONF / "samples-topics.ini"))
 
 
 @pytest.fixture(scope="module")
@@ -46,6 +47,13 @@ def test_tutorial_experiment_segments(spark, first_run) -> None:
     assert [r.baseOffset for r in rows] == list(range(0, 100, 12))
     assert [r.records for r in rows] == [12] * 8 + [4]
     assert [r.isActive for r in rows] == [False] * 8 + [True]
+    # segment.bytes=1000 and 81-82 byte batches: each closed segment rolled by size
+    assert [r.rollReason for r in rows] == ["size"] * 8 + [None]
+
+
+def test_time_rolls_roll_by_time(spark, first_run) -> None:
+    rows = table(spark, first_run, "segment_stats").where("topic = 'time-rolls'").orderBy("baseOffset").collect()
+    assert len(rows) > 2 and [r.rollReason for r in rows] == ["time"] * (len(rows) - 1) + [None]
 
 
 @pytest.mark.parametrize("codec", ["gzip", "snappy-java", "lz4", "zstd", "none"])
@@ -85,9 +93,9 @@ def test_a_failed_run_leaves_the_previous_version(spark, first_run, monkeypatch)
     rows = table(spark, first_run, "partition_stats").count()
     real_compute = nightly.compute
 
-    def failing(spark_, views):
-        tables = real_compute(spark_, views)
-        boom = F.udf(lambda x: 1 // 0, "int")
+    def failing(*args):
+        tables = real_compute(*args)
+        boom = F.udf(lambda x: x // 0, "long")  # same type: the run fails while writing, not on the schema
         tables["partition_stats"] = tables["partition_stats"].withColumn("segments", boom("segments"))
         return tables
 
