@@ -61,8 +61,8 @@ def run_validate(args: argparse.Namespace) -> int:
 
     spark, v = _views(args, ("segments", "batches", "index", "partition_files", "records"))
     progress("validating indexes, CRCs and files")
-    rows = [r.asDict() for r in index_findings(spark, v, log_dirs=args.log_dirs).orderBy("topic", "partition", "baseOffset", "file",
-                                                                 "position").collect()]
+    findings = index_findings(spark, v, log_dirs=args.log_dirs)
+    rows = [r.asDict() for r in findings.orderBy("topic", "partition", "baseOffset", "file", "position").collect()]
     shown = [r for r in rows if args.all or r["severity"] != "info"]
     if args.json:
         print_json(shown)
