@@ -205,6 +205,20 @@ FULL_HEADER_KEYS = 4
 FULL_HEADER_VALUES = 5
 
 
+@njit(cache=True, inline="always")
+def _v12(buf, p):
+    """Unchecked zig-zag varint of 1 or 2 bytes at p (the caller guarantees p + 1 < len(buf)).
+    Returns (value, next position); next position == p when the varint is longer (slow path)."""
+    b = np.int64(buf[p])
+    if b < 0x80:
+        return (b >> 1) ^ -(b & 1), p + 1
+    c = np.int64(buf[p + 1])
+    if c < 0x80:
+        raw = (b & 0x7F) | (c << 7)
+        return (raw >> 1) ^ -(raw & 1), p + 2
+    return np.int64(0), p
+
+
 @njit(cache=True)
 def decode_records(data, region_start, region_end, declared_counts, file_pos, base_offset, base_timestamp,
                    max_timestamp, log_append_time, base_sequence, producer_id, producer_epoch, leader_epoch, crc,
@@ -244,6 +258,7 @@ def decode_records(data, region_start, region_end, declared_counts, file_pos, ba
     hv_cap = len(hv_values)
     n = 0
     nh = 0
+    n_data = len(data)
     kb = 0  # key bytes written
     vb = 0
     hkb = 0
@@ -276,108 +291,191 @@ def decode_records(data, region_start, region_end, declared_counts, file_pos, ba
         crc_b = crc[b]
         for _ in range(max(declared_counts[b], 0)):
             rec_start = p
-            length, p, status = _vint(data, p, end, 5)
-            if status != REC_OK:
+            # Fast path: every varint 1 or 2 bytes, every length in range, the record well inside data
+            # (reads overshoot the record by at most 8 bytes before a check). Anything else, or any
+            # inconsistency, re-reads the record on the checked path below, which decides its status.
+            fast = False
+            while True:
+                if p + 2 > end:
+                    break
+                length, q = _v12(data, p)
+                if q == p or length < 0:
+                    break
+                rec_end = q + length
+                if rec_end > end or rec_end + 16 > n_data:
+                    break
+                q += 1  # attributes
+                ts_delta, q2 = _v12(data, q)
+                if q2 == q:
+                    break
+                off_delta, q = _v12(data, q2)
+                if q == q2:
+                    break
+                key_len, q2 = _v12(data, q)
+                if q2 == q or key_len < -1:
+                    break
+                key_pos = q2
+                q = q2 + max(key_len, 0)
+                if q >= rec_end:
+                    break
+                val_len, q2 = _v12(data, q)
+                if q2 == q or val_len < -1:
+                    break
+                val_pos = q2
+                q = q2 + max(val_len, 0)
+                if q >= rec_end:
+                    break
+                hdr_count, q2 = _v12(data, q)
+                if q2 == q or hdr_count < 0:
+                    break
+                q = q2
+                h = nh
+                hk = hkb
+                hv = hvb
+                rec_hv_nulls = 0
+                ok = True
+                for _h in range(hdr_count):
+                    if q >= rec_end:
+                        ok = False
+                        break
+                    hk_len, q2 = _v12(data, q)
+                    if q2 == q or hk_len < 0 or q2 + hk_len >= rec_end:
+                        ok = False
+                        break
+                    hk_pos = q2
+                    q = q2 + hk_len
+                    hv_len, q2 = _v12(data, q)
+                    if q2 == q or hv_len < -1 or q2 + max(hv_len, 0) > rec_end:
+                        ok = False
+                        break
+                    if h == hdr_cap or hk + hk_len > hk_cap or hv + max(hv_len, 0) > hv_cap:
+                        ok = False
+                        break
+                    hv_pos = q2
+                    q = q2 + max(hv_len, 0)
+                    memcpy(hk_values, hk, data, hk_pos, hk_len)
+                    hk += hk_len
+                    hk_offsets[h + 1] = hk
+                    if hv_len >= 0:
+                        memcpy(hv_values, hv, data, hv_pos, hv_len)
+                        hv += hv_len
+                        _set_bit(hv_valid, h)
+                    else:
+                        hv_valid[h >> 3] &= ~np.uint8(1 << (h & 7))
+                        rec_hv_nulls += 1
+                    hv_offsets[h + 1] = hv
+                    h += 1
+                if not ok or q != rec_end:
+                    break
+                if n == rec_cap or kb + max(key_len, 0) > key_cap or vb + max(val_len, 0) > val_cap:
+                    break
+                p = q
+                fast = True
                 break
-            body_start = p
-            if length < 0 or body_start + length > end:
-                status = REC_TRUNCATED if length >= 0 else REC_BAD_LENGTH
-                break
-            rec_end = body_start + length
-            p += 1  # attributes, unused
-            ts_delta, p, status = _vint(data, p, rec_end, 10)
-            if status != REC_OK:
-                break
-            off_delta, p, status = _vint(data, p, rec_end, 5)
-            if status != REC_OK:
-                break
-            key_len, p, status = _vint(data, p, rec_end, 5)
-            if status != REC_OK:
-                break
-            key_pos = p
-            if key_len > 0:
-                p += key_len
-            elif key_len < -1:
-                status = REC_BAD_LENGTH
-                break
-            val_len, p, status = _vint(data, p, rec_end, 5)
-            if status != REC_OK:
-                break
-            val_pos = p
-            if val_len > 0:
-                p += val_len
-            elif val_len < -1:
-                status = REC_BAD_LENGTH
-                break
-            hdr_count, p, status = _vint(data, p, rec_end, 5)
-            if status != REC_OK:
-                break
-            if hdr_count < 0 or p > rec_end:
-                status = REC_BAD_LENGTH
-                break
-            # headers go straight to the output; they count only once the record is complete
-            h = nh
-            hk = hkb
-            hv = hvb
-            rec_hv_nulls = 0
-            for _h in range(hdr_count):
-                hk_len, p, status = _vint(data, p, rec_end, 5)
+            if not fast:
+                p = rec_start
+                length, p, status = _vint(data, p, end, 5)
                 if status != REC_OK:
                     break
-                if hk_len < 0:
-                    status = REC_BAD_LENGTH
+                body_start = p
+                if length < 0 or body_start + length > end:
+                    status = REC_TRUNCATED if length >= 0 else REC_BAD_LENGTH
                     break
-                hk_pos = p
-                p += hk_len
-                hv_len, p, status = _vint(data, p, rec_end, 5)
+                rec_end = body_start + length
+                p += 1  # attributes, unused
+                ts_delta, p, status = _vint(data, p, rec_end, 10)
                 if status != REC_OK:
                     break
-                hv_pos = p
-                if hv_len > 0:
-                    p += hv_len
-                elif hv_len < -1:
+                off_delta, p, status = _vint(data, p, rec_end, 5)
+                if status != REC_OK:
+                    break
+                key_len, p, status = _vint(data, p, rec_end, 5)
+                if status != REC_OK:
+                    break
+                key_pos = p
+                if key_len > 0:
+                    p += key_len
+                elif key_len < -1:
                     status = REC_BAD_LENGTH
                     break
-                if p > rec_end:
-                    status = REC_TRUNCATED
+                val_len, p, status = _vint(data, p, rec_end, 5)
+                if status != REC_OK:
                     break
-                if h == hdr_cap:
-                    full = FULL_HEADERS
+                val_pos = p
+                if val_len > 0:
+                    p += val_len
+                elif val_len < -1:
+                    status = REC_BAD_LENGTH
                     break
-                if hk + hk_len > hk_cap:
-                    full = FULL_HEADER_KEYS
+                hdr_count, p, status = _vint(data, p, rec_end, 5)
+                if status != REC_OK:
                     break
-                if hv + max(hv_len, 0) > hv_cap:
-                    full = FULL_HEADER_VALUES
+                if hdr_count < 0 or p > rec_end:
+                    status = REC_BAD_LENGTH
                     break
-                memcpy(hk_values, hk, data, hk_pos, hk_len)
-                hk += hk_len
-                hk_offsets[h + 1] = hk
-                if hv_len >= 0:
-                    memcpy(hv_values, hv, data, hv_pos, hv_len)
-                    hv += hv_len
-                    _set_bit(hv_valid, h)
-                else:
-                    hv_valid[h >> 3] &= ~np.uint8(1 << (h & 7))  # a rolled-back record may have set it
-                    rec_hv_nulls += 1
-                hv_offsets[h + 1] = hv
-                h += 1
-            if full:
-                break
-            if status != REC_OK:
-                break
-            if p != rec_end:
-                # Kafka: "Invalid record size: expected to read N bytes in record payload, but ..."
-                status = REC_BAD_LENGTH
-                break
-            if n == rec_cap:
-                break  # cannot happen: the capacity bounds the records the bytes can hold
-            if kb + max(key_len, 0) > key_cap:
-                full = FULL_KEYS
-                break
-            if vb + max(val_len, 0) > val_cap:
-                full = FULL_VALUES
-                break
+                # headers go straight to the output; they count only once the record is complete
+                h = nh
+                hk = hkb
+                hv = hvb
+                rec_hv_nulls = 0
+                for _h in range(hdr_count):
+                    hk_len, p, status = _vint(data, p, rec_end, 5)
+                    if status != REC_OK:
+                        break
+                    if hk_len < 0:
+                        status = REC_BAD_LENGTH
+                        break
+                    hk_pos = p
+                    p += hk_len
+                    hv_len, p, status = _vint(data, p, rec_end, 5)
+                    if status != REC_OK:
+                        break
+                    hv_pos = p
+                    if hv_len > 0:
+                        p += hv_len
+                    elif hv_len < -1:
+                        status = REC_BAD_LENGTH
+                        break
+                    if p > rec_end:
+                        status = REC_TRUNCATED
+                        break
+                    if h == hdr_cap:
+                        full = FULL_HEADERS
+                        break
+                    if hk + hk_len > hk_cap:
+                        full = FULL_HEADER_KEYS
+                        break
+                    if hv + max(hv_len, 0) > hv_cap:
+                        full = FULL_HEADER_VALUES
+                        break
+                    memcpy(hk_values, hk, data, hk_pos, hk_len)
+                    hk += hk_len
+                    hk_offsets[h + 1] = hk
+                    if hv_len >= 0:
+                        memcpy(hv_values, hv, data, hv_pos, hv_len)
+                        hv += hv_len
+                        _set_bit(hv_valid, h)
+                    else:
+                        hv_valid[h >> 3] &= ~np.uint8(1 << (h & 7))  # a rolled-back record may have set it
+                        rec_hv_nulls += 1
+                    hv_offsets[h + 1] = hv
+                    h += 1
+                if full:
+                    break
+                if status != REC_OK:
+                    break
+                if p != rec_end:
+                    # Kafka: "Invalid record size: expected to read N bytes in record payload, but ..."
+                    status = REC_BAD_LENGTH
+                    break
+                if n == rec_cap:
+                    break  # cannot happen: the capacity bounds the records the bytes can hold
+                if kb + max(key_len, 0) > key_cap:
+                    full = FULL_KEYS
+                    break
+                if vb + max(val_len, 0) > val_cap:
+                    full = FULL_VALUES
+                    break
             # the record is whole: write it
             nh = h
             hkb = hk
