@@ -1,0 +1,512 @@
+"""Compaction preview: what Kafka's log cleaner would do to each compacted partition now, offline.
+
+    preview = compaction_preview(records, batches, segments, partition_files, configs, now_ms)
+    preview.partitions   # one row per compacted partition: offsets, dirty ratio, whether/why it is cleaned
+    preview.segments     # one row per live segment: what the pass removes and keeps, its cleaned group
+    preview.records      # one row per record: kept or removed, and why (keys only as MD5 hashes)
+
+A function of DataFrames (the `kafkalog` views read for the same paths), so it runs on any session and
+can be tested alone; :func:`preview_log_dirs` reads the views itself. The cleaner's decisions are
+modelled on Apache Kafka 3.9 in :mod:`kafkalog_spark.analysis.compaction_model`, which runs once per
+partition (``applyInArrow``) on the partition's batches and records.
+
+Keys never leave Spark's first projection: they are hashed with MD5 there, as the cleaner's offset map
+(SkimpyOffsetMap) hashes them, and neither key nor value bytes reach any output.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from pyspark.sql import Column, DataFrame, Window
+from pyspark.sql import functions as F
+from pyspark.sql.types import (
+    ArrayType,
+    BooleanType,
+    DoubleType,
+    IntegerType,
+    LongType,
+    StringType,
+    StructField,
+    StructType,
+)
+
+from .compaction_model import CleanerSettings, settings_from
+
+_L, _I, _S, _B, _D = LongType(), IntegerType(), StringType(), BooleanType(), DoubleType()
+
+
+def _fields(*spec: tuple[str, Any]) -> list[StructField]:
+    return [StructField(name, dtype) for name, dtype in spec]
+
+
+GROUP = StructType(_fields(
+    ("baseOffset", _L),  # the cleaned segment's base offset (its first source segment's)
+    ("lastSegmentBaseOffset", _L),
+    ("segments", _I),  # source segments merged into it
+    ("logBytesBefore", _L),
+    ("logBytesAfter", _L),  # estimated (exact for uncompressed v2 batches)
+    ("indexBytesBefore", _L),
+    ("timeIndexBytesBefore", _L),
+))
+
+PARTITIONS = StructType(_fields(
+    ("topic", _S), ("partition", _I),
+    ("cleanupPolicy", _S),
+    ("nowMs", _L),  # the clean time the preview assumes
+    ("logStartOffset", _L), ("logEndOffset", _L),
+    ("highWatermark", _L), ("highWatermarkSource", _S),  # checkpoint (replication-offset-checkpoint) or logEndOffset
+    ("lastStableOffset", _L),  # high watermark lowered to the first open (or unreplicated) transaction
+    ("activeSegmentBaseOffset", _L),
+    ("checkpointDirtyOffset", _L),  # cleaner-offset-checkpoint entry, null when absent
+    ("firstDirtyOffset", _L),
+    ("firstDirtyOffsetReset", _B),  # the checkpoint was out of [logStartOffset, logEndOffset]
+    ("uncleanableOffset", _L),  # min(LSO, active base, min-lag segment), at least firstDirtyOffset
+    ("uncleanableReason", _S),  # which bound: lastStableOffset, activeSegment, minCompactionLag, firstDirtyOffset
+    ("firstUncleanableOffset", _L),  # uncleanableOffset rounded down to a segment base
+    ("cleanBytes", _L), ("cleanableBytes", _L), ("totalBytes", _L),
+    ("dirtyRatio", _D), ("minCleanableDirtyRatio", _D),
+    ("maxCompactionDelayMs", _L),  # > 0: max.compaction.lag.ms forces a clean
+    ("wouldClean", _B),
+    ("cleanReason", _S),  # dirtyRatio, maxCompactionLag; or why not: belowMinCleanableDirtyRatio, ...
+    ("cleanOrder", _I),  # 1 = the log the cleaner picks first (highest dirty ratio); null if not cleaned
+    ("passSimulated", _B),
+    ("endOffset", _L),  # the pass's next dirty offset: the new cleaner-offset-checkpoint
+    ("offsetMapSlots", _L), ("offsetMapCapacity", _L), ("offsetMapEntries", _L),
+    ("offsetMapFull", _B),  # the dedupe buffer cut the pass short
+    ("offsetMapFullAtOffset", _L),  # the first keyed record that did not fit
+    ("dirtyDistinctKeys", _L),  # distinct keys of the cleanable range (map entries a full pass needs)
+    ("segmentsInPass", _I), ("segmentsAfterPass", _I),
+    ("bytesInPass", _L), ("bytesRemoved", _L), ("bytesAfterPass", _L),
+    ("recordsInPass", _L), ("recordsKept", _L), ("recordsRemoved", _L),
+    ("batchesRemoved", _L), ("emptyBatchesRetained", _L),
+    ("supersededRemoved", _L), ("keylessRemoved", _L), ("abortedRemoved", _L),
+    ("tombstonesRemoved", _L), ("tombstonesKept", _L),
+    ("markersRemoved", _L), ("markersKept", _L),
+    ("deleteHorizonsSet", _L),  # batches that get deleteHorizonMs in this pass
+    ("deleteRetentionMs", _L),
+    ("newDeleteHorizonMs", _L),  # nowMs + delete.retention.ms, when any batch gets it
+    ("activeProducers", _I), ("openTransactions", _I),
+    ("cleanedGroups", ArrayType(GROUP)),
+    ("problems", _L),  # problem rows of the inputs for this partition: the preview may be off
+))
+
+SEGMENTS = StructType(_fields(
+    ("topic", _S), ("partition", _I),
+    ("baseOffset", _L), ("nextBaseOffset", _L), ("isActive", _B),
+    ("section", _S),  # clean, cleanable, uncleanable, active
+    ("inPass", _B),  # rewritten by the pass (every segment below endOffset)
+    ("cleanedGroupBaseOffset", _L), ("cleanedGroupIndex", _I),
+    ("logSize", _L), ("bytesAfter", _L), ("bytesRemoved", _L),  # bytes estimated from record sizes
+    ("batches", _L), ("batchesRemoved", _L), ("emptyBatchesRetained", _L),
+    ("records", _L), ("recordsKept", _L), ("recordsRemoved", _L),
+    ("supersededRemoved", _L), ("keylessRemoved", _L), ("abortedRemoved", _L),
+    ("tombstones", _L), ("tombstonesRemoved", _L), ("tombstonesKept", _L),
+    ("markers", _L), ("markersRemoved", _L), ("markersKept", _L),
+    ("deleteHorizonsSet", _L),
+))
+
+RECORDS = StructType(_fields(
+    ("topic", _S), ("partition", _I),
+    ("segmentBaseOffset", _L), ("batchBaseOffset", _L), ("offset", _L),
+    ("keyHash", _S),  # hex MD5 of the key (what the offset map stores), null for no key
+    ("isTombstone", _B), ("isControl", _B), ("controlType", _S),
+    ("retained", _B),
+    ("reason", _S),  # see compaction_model: latest, superseded, tombstoneRetained, aborted, ...
+    ("deleteHorizonMs", _L),  # the delete horizon its batch carries after the pass
+))
+
+
+def _union_schema(*schemas: StructType) -> StructType:
+    fields: dict[str, StructField] = {"rowType": StructField("rowType", _S)}
+    for schema in schemas:
+        for f in schema.fields:
+            if f.name in fields and fields[f.name].dataType != f.dataType:
+                raise AssertionError(f"column {f.name} differs between outputs")
+            fields.setdefault(f.name, f)
+    return StructType(list(fields.values()))
+
+
+_OUT = _union_schema(PARTITIONS, SEGMENTS, RECORDS)
+
+
+@dataclass(frozen=True)
+class CompactionPreview:
+    """The three outputs; they share one cached computation (``unpersist()`` frees it). Unpacks as
+    ``partitions, segments, records = preview``."""
+
+    partitions: DataFrame
+    segments: DataFrame
+    records: DataFrame
+    cached: DataFrame | None = field(default=None, repr=False)
+
+    def __iter__(self) -> Iterator[DataFrame]:
+        return iter((self.partitions, self.segments, self.records))
+
+    def unpersist(self) -> None:
+        if self.cached is not None:
+            self.cached.unpersist()
+
+
+ConfigSource = Mapping[str, Any] | Callable[[str], Any] | None
+
+
+def resolve_settings(configs: ConfigSource, topics: Iterable[str], **overrides: Any) -> dict[str, CleanerSettings]:
+    """CleanerSettings per topic from ``configs``: a mapping topic -> TopicConfig (or a mapping of Kafka
+    config names), or a callable topic -> TopicConfig, or None (Kafka's defaults, so nothing compacted)."""
+    out = {}
+    for topic in topics:
+        if configs is None:
+            cfg = None
+        elif isinstance(configs, Mapping):
+            cfg = configs.get(topic)
+        else:
+            cfg = configs(topic)
+        out[topic] = settings_from(cfg, **overrides)
+    return out
+
+
+# --------------------------------------------------------------------------------------------------
+# Input projections (Spark side)
+
+
+def _varint_size(c: Column) -> Column:
+    """Bytes of the zig-zag varint of ``c`` (a long column)."""
+    zz = F.when(c >= 0, c * 2).otherwise(-c * 2 - 1)
+    out = F.when(zz < F.lit(1 << 62) * 2, F.lit(9)).otherwise(F.lit(10))
+    for n in range(8, 0, -1):
+        out = F.when(zz < F.lit(1 << (7 * n)), F.lit(n)).otherwise(out)
+    return out
+
+
+def _header_bytes(headers: Column) -> Column:
+    def one(acc: Column, h: Column) -> Column:
+        k = F.octet_length(h["key"]).cast("long")
+        v = F.coalesce(F.octet_length(h["value"]).cast("long"), F.lit(-1).cast("long"))
+        return acc + _varint_size(k) + k + _varint_size(v) + F.greatest(v, F.lit(0))
+
+    count = F.coalesce(F.size(headers), F.lit(0)).cast("long")
+    return _varint_size(count) + F.coalesce(F.aggregate(headers, F.lit(0).cast("long"), one), F.lit(0))
+
+
+def _record_rows(records: DataFrame) -> DataFrame:
+    """Record rows with the key hashed and the value reduced to null-or-not: no bytes leave here."""
+    r = records.where(F.col("problem").isNull())
+    key_size = F.col("keySize").cast("long")
+    value_size = F.col("valueSize").cast("long")
+    body = (F.lit(1) + _varint_size(F.col("offset") - F.col("baseOffset")) + _varint_size(key_size)
+            + F.greatest(key_size, F.lit(0)) + _varint_size(value_size) + F.greatest(value_size, F.lit(0))
+            + _header_bytes(F.col("headers")))
+    legacy = (F.lit(12) + F.when(F.col("magic") == 0, 14).otherwise(22) + F.greatest(key_size, F.lit(0))
+              + F.greatest(value_size, F.lit(0)))
+    return r.select(
+        "topic", "partition", "segmentBaseOffset", "position", F.lit("record").alias("kind"),
+        "offset",
+        F.when(F.col("isControl"), F.lit(None)).otherwise(F.md5(F.col("key"))).alias("keyHash"),
+        F.col("value").isNotNull().alias("hasValue"),
+        F.coalesce(F.expr("unix_millis(timestamp)"), F.lit(-1).cast("long")).alias("tsMs"),
+        F.when(F.col("magic") >= 2, body.cast("long")).alias("bodyWithoutTs"),
+        F.when(F.col("magic") < 2, legacy.cast("long")).alias("legacySize"),
+        "controlType",
+    )
+
+
+_BATCH_COLUMNS = ["size", "baseOffset", "lastOffset", "magic", "compresscodec", "isControl", "isTransactional",
+                  "producerId", "producerEpoch", "deleteHorizonMs", "baseTimestamp", "maxTimestamp", "timestampType"]
+
+
+def _batch_rows(batches: DataFrame) -> DataFrame:
+    b = batches.where(F.col("problem").isNull())
+    return b.select("topic", "partition", "segmentBaseOffset", "position", F.lit("batch").alias("kind"),
+                    *_BATCH_COLUMNS)
+
+
+def _problem_rows(df: DataFrame) -> DataFrame:
+    return df.where(F.col("problem").isNotNull()).select("topic", "partition", F.lit("problem").alias("kind"))
+
+
+_SEGMENT_COLUMNS = ["topic", "partition", "status", "baseOffset", "logSize", "indexSize", "timeIndexSize", "isActive",
+                    "maxIndexedTimestamp", "logFile"]
+_CHECKPOINTS = ("cleaner-offset-checkpoint", "log-start-offset-checkpoint", "replication-offset-checkpoint")
+
+
+def _segment_listing(segments: DataFrame) -> list:
+    """The segments view on the driver (one row per segment file, small)."""
+    return segments.select(*_SEGMENT_COLUMNS, F.expr("unix_millis(logModified)").alias("mtime"),
+                           F.col("problem").isNotNull().alias("bad")).collect()
+
+
+def _check_one_copy(listing: list) -> None:
+    """A partition lives in one log dir of one broker; the views carry no directory, so two copies of a
+    partition (replicas from several brokers, a backup next to the original) cannot be told apart."""
+    dirs: dict[tuple[str, int], set[str]] = {}
+    for r in listing:
+        if r.logFile and r.status == "live":
+            dirs.setdefault((r.topic, r.partition), set()).add(r.logFile.rsplit("/", 1)[0])
+    for (topic, partition), where in sorted(dirs.items()):
+        if len(where) > 1:
+            raise ValueError(f"{topic}-{partition} is in more than one of the given directories "
+                             f"({', '.join(sorted(where))}): preview one broker's log dirs at a time")
+
+
+def _collect_context(listing: list, partition_files: DataFrame, topics: list[str]) -> dict:
+    """Small per-partition inputs, collected on the driver: live segments, checkpoints, the newest
+    producer snapshots and the aborted transactions."""
+    ctx: dict[tuple[str, int], dict] = {}
+    wanted = set(topics)
+
+    def entry(topic: str, partition: int) -> dict:
+        return ctx.setdefault((topic, partition), {"segments": [], "checkpoints": {}, "snapshots": {},
+                                                   "aborted": [], "problems": 0, "bad_files": set()})
+
+    for r in listing:
+        if r.topic not in wanted:
+            continue
+        if r.bad:
+            entry(r.topic, r.partition)["problems"] += 1
+        elif r.status == "live":
+            entry(r.topic, r.partition)["segments"].append(
+                (r.baseOffset, r.logSize or 0, r.indexSize, r.timeIndexSize, bool(r.isActive), r.mtime or 0,
+                 r.maxIndexedTimestamp))
+
+    pf = partition_files.where(F.col("topic").isin(topics))
+    small = pf.where(F.col("problem").isNotNull() | F.col("fileType").isin(*_CHECKPOINTS, "txnindex"))
+    for r in small.select("topic", "partition", "fileType", "offset", "producerId", "firstOffset", "lastOffset",
+                          F.col("problem.file").alias("badFile"), F.col("problem.severity").alias("severity"),
+                          F.col("problem").isNotNull().alias("bad")).collect():
+        e = entry(r.topic, r.partition)
+        if r.bad:
+            e["problems"] += 1
+            if r.severity == "error" and r.badFile:
+                e["bad_files"].add(r.badFile)
+        elif r.fileType == "txnindex":
+            e["aborted"].append((r.producerId, r.firstOffset, r.lastOffset))
+        else:
+            e["checkpoints"][r.fileType] = r.offset
+    snaps = pf.where(F.col("problem").isNull() & (F.col("fileType") == "producer-snapshot"))
+    newest = Window.partitionBy("topic", "partition").orderBy(F.col("offset").desc())
+    snaps = snaps.withColumn("_rank", F.dense_rank().over(newest)).where(F.col("_rank") <= 3)
+    for r in snaps.select("topic", "partition", "file", "offset", "producerId", "producerEpoch", "lastOffset",
+                          "timestamp", "currentTxnFirstOffset").collect():
+        e = entry(r.topic, r.partition)
+        if r.file in e["bad_files"]:
+            continue  # Kafka discards a snapshot it cannot read and falls back to an older one
+        e["snapshots"].setdefault(r.offset, []).append(
+            (r.producerId, r.producerEpoch, r.lastOffset, r.timestamp, r.currentTxnFirstOffset))
+    return ctx
+
+
+# --------------------------------------------------------------------------------------------------
+# The per-partition function (runs in the Python workers)
+
+
+def _partition_input(table, key: tuple[str, int], c: dict, settings: CleanerSettings):
+    from .compaction_model import AbortedTxn, Batch, PartitionInput, ProducerEntry, Record, Segment
+
+    cols = table.to_pydict()
+    kinds = cols["kind"]
+    batches: dict[tuple[int, int], Batch] = {}
+    records: dict[tuple[int, int], list[Record]] = {}
+    control_types: dict[tuple[int, int], str] = {}
+    problems = c["problems"]
+    for i, kind in enumerate(kinds):
+        if kind == "problem":
+            problems += 1
+        elif kind == "batch":
+            bk = (cols["segmentBaseOffset"][i], cols["position"][i])
+            base = cols["baseOffset"][i]
+            batches[bk] = Batch(
+                segment=bk[0], position=bk[1], size=cols["size"][i],
+                base_offset=base if base is not None else -1, last_offset=cols["lastOffset"][i],
+                magic=cols["magic"][i], compressed=cols["compresscodec"][i] not in (None, "none"),
+                is_control=bool(cols["isControl"][i]), is_transactional=bool(cols["isTransactional"][i]),
+                producer_id=cols["producerId"][i] if cols["producerId"][i] is not None else -1,
+                producer_epoch=cols["producerEpoch"][i] if cols["producerEpoch"][i] is not None else -1,
+                delete_horizon_ms=cols["deleteHorizonMs"][i],
+                base_timestamp=cols["baseTimestamp"][i] if cols["baseTimestamp"][i] is not None else -1,
+                max_timestamp=cols["maxTimestamp"][i] if cols["maxTimestamp"][i] is not None else -1,
+                log_append_time=cols["timestampType"][i] == "LogAppendTime")
+        elif kind == "record":
+            bk = (cols["segmentBaseOffset"][i], cols["position"][i])
+            records.setdefault(bk, []).append(Record(
+                cols["offset"][i], cols["keyHash"][i], bool(cols["hasValue"][i]), cols["tsMs"][i],
+                cols["bodyWithoutTs"][i], cols["legacySize"][i]))
+            if cols["controlType"][i] is not None:
+                control_types.setdefault(bk, cols["controlType"][i])
+    for bk, b in batches.items():
+        b.records = sorted(records.get(bk, []), key=lambda x: x.offset)
+        if b.base_offset < 0:  # a legacy compressed wrapper: its first inner offset
+            b.base_offset = b.records[0].offset if b.records else b.last_offset
+        b.control_type = control_types.get(bk)
+    cp = c["checkpoints"]
+    return PartitionInput(
+        topic=key[0], partition=key[1],
+        segments=[Segment(*s) for s in c["segments"]],
+        batches=list(batches.values()), settings=settings,
+        cleaner_checkpoint=cp.get("cleaner-offset-checkpoint"),
+        log_start_checkpoint=cp.get("log-start-offset-checkpoint"),
+        high_watermark_checkpoint=cp.get("replication-offset-checkpoint"),
+        snapshots={o: [ProducerEntry(pid, ep if ep is not None else -1, lo if lo is not None else -1,
+                                     ts if ts is not None else -1, tx if tx is not None else -1)
+                       for pid, ep, lo, ts, tx in entries]
+                   for o, entries in c["snapshots"].items()},
+        aborted_txns=[AbortedTxn(*t) for t in c["aborted"]],
+        problems=problems)
+
+
+def _partition_row(res) -> dict:
+    in_pass = [s for s in res.segments if s.in_pass]
+
+    def total(name: str) -> int:
+        return sum(getattr(s, name) for s in in_pass)
+
+    untouched = sum(1 for s in res.segments if not s.in_pass)
+    return {
+        "topic": res.topic, "partition": res.partition, "cleanupPolicy": res.cleanup_policy, "nowMs": res.now_ms,
+        "logStartOffset": res.log_start_offset, "logEndOffset": res.log_end_offset,
+        "highWatermark": res.high_watermark, "highWatermarkSource": res.high_watermark_source,
+        "lastStableOffset": res.last_stable_offset, "activeSegmentBaseOffset": res.active_segment_base_offset,
+        "checkpointDirtyOffset": res.checkpoint_dirty_offset, "firstDirtyOffset": res.first_dirty_offset,
+        "firstDirtyOffsetReset": res.first_dirty_reset, "uncleanableOffset": res.uncleanable_offset,
+        "uncleanableReason": res.uncleanable_reason, "firstUncleanableOffset": res.first_uncleanable_offset,
+        "cleanBytes": res.clean_bytes, "cleanableBytes": res.cleanable_bytes, "totalBytes": res.total_bytes,
+        "dirtyRatio": res.dirty_ratio, "minCleanableDirtyRatio": res.min_cleanable_dirty_ratio,
+        "maxCompactionDelayMs": res.max_compaction_delay_ms, "wouldClean": res.would_clean,
+        "cleanReason": res.clean_reason, "passSimulated": res.pass_simulated, "endOffset": res.end_offset,
+        "offsetMapSlots": res.offset_map_slots, "offsetMapCapacity": res.offset_map_capacity,
+        "offsetMapEntries": res.offset_map_entries, "offsetMapFull": res.offset_map_full,
+        "offsetMapFullAtOffset": res.offset_map_full_at_offset, "dirtyDistinctKeys": res.dirty_distinct_keys,
+        "segmentsInPass": len(in_pass), "segmentsAfterPass": len(res.groups) + untouched,
+        "bytesInPass": total("log_size"), "bytesRemoved": total("bytes_removed"),
+        "bytesAfterPass": total("bytes_after"),
+        "recordsInPass": total("records"), "recordsKept": total("records_kept"),
+        "recordsRemoved": total("records_removed"), "batchesRemoved": total("batches_removed"),
+        "emptyBatchesRetained": total("empty_batches_retained"), "supersededRemoved": total("superseded_removed"),
+        "keylessRemoved": total("keyless_removed"), "abortedRemoved": total("aborted_removed"),
+        "tombstonesRemoved": total("tombstones_removed"), "tombstonesKept": total("tombstones_kept"),
+        "markersRemoved": total("markers_removed"), "markersKept": total("markers_kept"),
+        "deleteHorizonsSet": total("delete_horizons_set"), "deleteRetentionMs": res.delete_retention_ms,
+        "newDeleteHorizonMs": res.new_delete_horizon_ms, "activeProducers": res.active_producers,
+        "openTransactions": res.open_transactions,
+        "cleanedGroups": [{"baseOffset": g.base_offset, "lastSegmentBaseOffset": g.last_segment_base_offset,
+                           "segments": g.segments, "logBytesBefore": g.log_bytes_before,
+                           "logBytesAfter": g.log_bytes_after, "indexBytesBefore": g.index_bytes_before,
+                           "timeIndexBytesBefore": g.time_index_bytes_before} for g in res.groups],
+        "problems": res.problems,
+    }
+
+
+def _segment_row(res, s) -> dict:
+    return {
+        "topic": res.topic, "partition": res.partition, "baseOffset": s.base_offset,
+        "nextBaseOffset": s.next_base_offset, "isActive": s.is_active, "section": s.section, "inPass": s.in_pass,
+        "cleanedGroupBaseOffset": s.group_base_offset, "cleanedGroupIndex": s.group_index,
+        "logSize": s.log_size, "bytesAfter": s.bytes_after, "bytesRemoved": s.bytes_removed,
+        "batches": s.batches, "batchesRemoved": s.batches_removed, "emptyBatchesRetained": s.empty_batches_retained,
+        "records": s.records, "recordsKept": s.records_kept, "recordsRemoved": s.records_removed,
+        "supersededRemoved": s.superseded_removed, "keylessRemoved": s.keyless_removed,
+        "abortedRemoved": s.aborted_removed, "tombstones": s.tombstones, "tombstonesRemoved": s.tombstones_removed,
+        "tombstonesKept": s.tombstones_kept, "markers": s.markers, "markersRemoved": s.markers_removed,
+        "markersKept": s.markers_kept, "deleteHorizonsSet": s.delete_horizons_set,
+    }
+
+
+def _preview_function(context: dict, settings: dict[str, CleanerSettings], now_ms: int, simulate_all: bool,
+                      include_records: bool):
+    def run(key, table):
+        import pyarrow as pa
+
+        from ..schemas import arrow_schema
+        from .compaction_model import preview_partition
+
+        topic, partition = key[0].as_py(), key[1].as_py()
+        c = context.get((topic, partition))
+        if c is None or not c["segments"]:
+            return pa.Table.from_pylist([], schema=arrow_schema(_OUT))
+        inp = _partition_input(table, (topic, partition), c, settings[topic])
+        res = preview_partition(inp, now_ms, simulate_all=simulate_all, keep_fates=include_records)
+        rows = [{"rowType": "partition"} | _partition_row(res)]
+        rows += [{"rowType": "segment"} | _segment_row(res, s) for s in res.segments]
+        if include_records:
+            rows += [{"rowType": "record", "topic": topic, "partition": partition, "segmentBaseOffset": f.segment,
+                      "batchBaseOffset": f.batch_base_offset, "offset": f.offset, "keyHash": f.key_hash,
+                      "isTombstone": f.is_tombstone, "isControl": f.is_control, "controlType": f.control_type,
+                      "retained": f.retained, "reason": f.reason, "deleteHorizonMs": f.delete_horizon_ms}
+                     for f in res.fates]
+        return pa.Table.from_pylist(rows, schema=arrow_schema(_OUT))
+
+    return run
+
+
+# --------------------------------------------------------------------------------------------------
+# Public API
+
+
+def compaction_preview(records: DataFrame, batches: DataFrame, segments: DataFrame, partition_files: DataFrame,
+                       configs: ConfigSource, now_ms: int, *, simulate_all: bool = False,
+                       include_records: bool = True, topics: Iterable[str] | None = None,
+                       producer_id_expiration_ms: int | None = None) -> CompactionPreview:
+    """Preview the log cleaner's next pass over every compacted partition in the views.
+
+    ``records``, ``batches``, ``segments``, ``partition_files``: the `kafkalog` views of the same log dirs
+    (read with ``includeInternal`` for the internal topics). ``configs``: the topics' effective configs, as a
+    mapping topic -> ``TopicConfig`` (kafkalog_spark.config.topic_config.effective_config) or a mapping of
+    Kafka config names, or a callable topic -> config; a topic is previewed when its cleanup.policy
+    contains compact. ``now_ms``: the clean time to assume (epoch milliseconds).
+
+    ``simulate_all``: also simulate the pass for compacted partitions the cleaner would not pick now
+    (``wouldClean`` stays false, ``passSimulated`` says the numbers are hypothetical). ``include_records``:
+    fill :attr:`CompactionPreview.records` (one row per record). ``topics``: limit to these topics.
+    ``producer_id_expiration_ms``: the broker's producer.id.expiration.ms when the configs lack it.
+    """
+    if topics is not None:
+        segments = segments.where(F.col("topic").isin(list(topics)))
+    listing = _segment_listing(segments)
+    _check_one_copy(listing)
+    names = sorted({r.topic for r in listing if r.topic is not None})
+    settings = resolve_settings(configs, names, producer_id_expiration_ms=producer_id_expiration_ms)
+    compacted = [t for t in names if settings[t].compact]
+    spark = segments.sparkSession
+    empty = [spark.createDataFrame([], s) for s in (PARTITIONS, SEGMENTS, RECORDS)]
+    if not compacted:
+        return CompactionPreview(*empty)
+    context = _collect_context(listing, partition_files, compacted)
+    wanted = F.col("topic").isin(compacted)
+    rows = (_batch_rows(batches.where(wanted))
+            .unionByName(_record_rows(records.where(wanted)), allowMissingColumns=True)
+            .unionByName(_problem_rows(batches.where(wanted)), allowMissingColumns=True)
+            .unionByName(_problem_rows(records.where(wanted)), allowMissingColumns=True))
+    # One marker row per partition, so partitions without any batch get a row too.
+    markers = spark.createDataFrame([(t, p) for (t, p), c in context.items() if c["segments"]],
+                                    "topic string, partition int").withColumn("kind", F.lit("partition"))
+    rows = rows.unionByName(markers, allowMissingColumns=True)
+    fn = _preview_function(context, {t: settings[t] for t in compacted}, int(now_ms), simulate_all, include_records)
+    out = rows.groupBy("topic", "partition").applyInArrow(fn, _OUT).persist()
+
+    by_ratio = Window.partitionBy("wouldClean").orderBy(F.col("dirtyRatio").desc(), "topic", "partition")
+    parts = out.where(F.col("rowType") == "partition").select(*PARTITIONS.fieldNames())
+    parts = parts.withColumn("cleanOrder", F.when(F.col("wouldClean"), F.row_number().over(by_ratio)).cast("int"))
+    parts = parts.select(*PARTITIONS.fieldNames())
+    segs = out.where(F.col("rowType") == "segment").select(*SEGMENTS.fieldNames())
+    recs = out.where(F.col("rowType") == "record").select(*RECORDS.fieldNames())
+    return CompactionPreview(parts, segs, recs, out)
+
+
+def read_views(spark, paths: list[str], topics: Iterable[str] | None = None) -> dict[str, DataFrame]:
+    """The four views :func:`compaction_preview` needs, for log dirs or partition dirs."""
+    out = {}
+    for view in ("records", "batches", "segments", "partition_files"):
+        reader = spark.read.format("kafkalog").option("view", view).option("includeInternal", "true")
+        if topics:
+            reader = reader.option("topics", ",".join(topics))
+        out[view] = reader.load(list(paths))
+    return out
+
+
+def preview_log_dirs(spark, paths: list[str], configs: ConfigSource, now_ms: int, **kwargs: Any) -> CompactionPreview:
+    """:func:`compaction_preview` on the views of ``paths`` (log dirs or partition dirs)."""
+    v = read_views(spark, paths, kwargs.get("topics"))
+    return compaction_preview(v["records"], v["batches"], v["segments"], v["partition_files"], configs, now_ms,
+                              **kwargs)
