@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 import threading
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
 
@@ -140,10 +141,47 @@ def labels(codes: np.ndarray, names: Sequence[str]) -> pa.Array:
     return string_labels(codes, np.ones(len(codes), np.int64), names)
 
 
-def constant(value: object, n: int, type_: pa.DataType) -> pa.Array:
+class _Constants:
+    """Arrays repeating one value (topic, partition, codec name, all-null columns...), built once and sliced
+    for each batch: Arrow arrays are immutable, so batches can share them. Bounded: a few dozen values, and
+    an array is cached only up to CACHED_BYTES."""
+
+    MAX_ENTRIES = 64
+    CACHED_BYTES = 16 * 1024 * 1024
+
+    def __init__(self) -> None:
+        self.arrays: OrderedDict[tuple, pa.Array] = OrderedDict()
+
+    def get(self, value: object, n: int, type_: pa.DataType) -> pa.Array:
+        key = (str(type_), type(value).__name__, value)
+        arr = self.arrays.get(key)
+        if arr is not None and len(arr) >= n:
+            self.arrays.move_to_end(key)
+            return arr.slice(0, n)
+        size = max(n, 2 * len(arr) if arr is not None else 0, 4096)
+        arr = _repeat(value, size, type_)
+        if arr.nbytes > self.CACHED_BYTES:
+            return arr.slice(0, n)
+        self.arrays[key] = arr
+        while len(self.arrays) > self.MAX_ENTRIES:
+            self.arrays.popitem(last=False)
+        return arr.slice(0, n)
+
+
+def _repeat(value: object, n: int, type_: pa.DataType) -> pa.Array:
+    if value is None:
+        return pa.nulls(n, type_)
     if isinstance(value, str):
         return string_labels(np.zeros(1, np.int64), np.array([n], np.int64), [value])
-    return pa.array(np.full(n, value), type_) if value is not None else pa.nulls(n, type_)
+    return pa.array(np.full(n, value, type_.to_pandas_dtype()), type_)
+
+
+_constants = _Constants()
+
+
+def constant(value: object, n: int, type_: pa.DataType) -> pa.Array:
+    """``value`` (None: null) repeated ``n`` times, as a slice of a shared array."""
+    return _constants.get(value, n, type_)
 
 
 def timestamps_ms(ms: np.ndarray) -> pa.Array:

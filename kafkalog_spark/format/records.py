@@ -248,7 +248,7 @@ def _python_batch(chunk, h, i, starts, ends, o, cap, r_start, r_end, counts, ctx
 REC_COLUMNS = ("position", "offset", "ts_us", "ts_valid", "key_offsets", "key_values", "key_valid", "key_size",
                "val_offsets", "val_values", "val_valid", "val_size", "hdr_offsets", "hk_offsets", "hk_values",
                "hv_offsets", "hv_values", "hv_valid", "sequence", "base_offset", "producer_id", "producer_epoch",
-               "leader_epoch", "crc", "magic", "txn_bits", "control_bits", "valid_bits")
+               "leader_epoch", "crc", "txn_bits", "control_bits", "valid_bits")
 # decode_records FULL_* code -> the estimate it enlarges
 FULL_ESTIMATES = {FULL_KEYS: "keys", FULL_VALUES: "values", FULL_HEADERS: "headers",
                   FULL_HEADER_KEYS: "header_keys", FULL_HEADER_VALUES: "header_values"}
@@ -286,6 +286,10 @@ def _decode(chunk, h: V2Headers, data: np.ndarray, r_start: np.ndarray, r_end: n
     flags = (h.is_transactional.astype(np.uint8) | (h.is_control.astype(np.uint8) << 1)
              | (h.crc_valid.astype(np.uint8) << 2))
     file_pos = chunk.base + h.positions
+    # per-batch labels that are the same for every batch with records: shared constant arrays
+    live = b_cap > 0
+    same_ts_type = not live.any() or bool((h.log_append_time[live] == h.log_append_time[live][0]).all())
+    same_codec = not live.any() or bool((h.codec[live] == h.codec[live][0]).all())
     forced: set[str] = set()
     while True:
         est = _estimates.sizes(region_bytes, forced)
@@ -300,14 +304,13 @@ def _decode(chunk, h: V2Headers, data: np.ndarray, r_start: np.ndarray, r_end: n
             "hv_values": (est["header_values"], np.uint8), "hv_valid": ((h_cap + 7) // 8, np.uint8),
             "sequence": (n_cap, np.int32), "base_offset": (n_cap, np.int64), "producer_id": (n_cap, np.int64),
             "producer_epoch": (n_cap, np.int16), "leader_epoch": (n_cap, np.int32), "crc": (n_cap, np.int64),
-            "magic": (n_cap, np.int8), "txn_bits": (bits, np.uint8), "control_bits": (bits, np.uint8),
-            "valid_bits": (bits, np.uint8), "partition": (n_cap, np.int32), "segment": (n_cap, np.int64),
+            "txn_bits": (bits, np.uint8), "control_bits": (bits, np.uint8),
+            "valid_bits": (bits, np.uint8),
         }
         bufs = arrow.Buffers()
         keys = {name: bufs.add(*spec) for name, spec in sizes.items()}
-        topic = arrow.LabelColumn(bufs, np.zeros(len(counts), np.int64), b_cap, [ctx.topic])
-        ts_type = arrow.LabelColumn(bufs, h.log_append_time, b_cap, TIMESTAMP_TYPES)
-        codec = arrow.LabelColumn(bufs, h.codec, b_cap, CODEC_LABELS)
+        ts_type = None if same_ts_type else arrow.LabelColumn(bufs, h.log_append_time, b_cap, TIMESTAMP_TYPES)
+        codec = None if same_codec else arrow.LabelColumn(bufs, h.codec, b_cap, CODEC_LABELS)
         bufs.allocate()
         decoded, status, error_pos, totals = decode_records(
             data, r_start, r_end, counts, file_pos, h.base_offset, h.base_timestamp, h.max_timestamp,
@@ -325,8 +328,6 @@ def _decode(chunk, h: V2Headers, data: np.ndarray, r_start: np.ndarray, r_end: n
                  else f"at file position {chunk.base + int(h.positions[b]) + V2_HEADER_SIZE + rel}")
         findings.append(Finding(ctx.file, chunk.base + int(h.positions[b]), "record_decode_failed",
                                 f"batch at offset {int(h.base_offset[b])}: {RECORD_ERRORS[int(status[b])]} ({where})"))
-    bufs.array(keys["partition"])[:n] = ctx.partition
-    bufs.array(keys["segment"])[:n] = ctx.segment_base_offset
 
     def buf(name: str, length: int | None = None) -> pa.Buffer:
         b = bufs.buffer(keys[name])
@@ -343,7 +344,9 @@ def _decode(chunk, h: V2Headers, data: np.ndarray, r_start: np.ndarray, r_end: n
         return pa.Array.from_buffers(type_, length, [validity, buf(f"{prefix}_offsets", 4 * (length + 1)),
                                                      buf(f"{prefix}_values", nbytes)], nulls)
 
-    def labels(col: arrow.LabelColumn) -> pa.Array:
+    def labels(col: arrow.LabelColumn | None, codes: np.ndarray, names: tuple[str, ...]) -> pa.Array:
+        if col is None:
+            return arrow.constant(names[int(codes[live][0])] if live.any() else "", n, pa.string())
         if n == col.n:
             return col.array()
         col.counts = decoded.astype(np.int64)  # some records did not decode: label only those that did
@@ -357,15 +360,15 @@ def _decode(chunk, h: V2Headers, data: np.ndarray, r_start: np.ndarray, r_end: n
         fields=list(headers_type.value_type))
     is_control = h.is_control
     columns = {
-        "topic": labels(topic),
-        "partition": fixed(pa.int32(), "partition"),
-        "segmentBaseOffset": fixed(pa.int64(), "segment"),
+        "topic": arrow.constant(ctx.topic, n, pa.string()),
+        "partition": arrow.constant(ctx.partition, n, pa.int32()),
+        "segmentBaseOffset": arrow.constant(ctx.segment_base_offset, n, pa.int64()),
         "position": fixed(pa.int64(), "position"),
         "offset": fixed(pa.int64(), "offset"),
         "timestamp": pa.Array.from_buffers(schema.field("timestamp").type, n,
                                            [buf("ts_valid", (n + 7) // 8) if ts_nulls else None,
                                             buf("ts_us", 8 * n)], ts_nulls),
-        "timestampType": labels(ts_type),
+        "timestampType": labels(ts_type, h.log_append_time, TIMESTAMP_TYPES),
         "key": binary(pa.binary(), n, "key", key_bytes, key_nulls),
         "value": binary(pa.binary(), n, "val", val_bytes, val_nulls),
         "headers": pa.Array.from_buffers(headers_type, n, [None, buf("hdr_offsets", 4 * (n + 1))], 0,
@@ -374,8 +377,8 @@ def _decode(chunk, h: V2Headers, data: np.ndarray, r_start: np.ndarray, r_end: n
         "valueSize": fixed(pa.int32(), "val_size"),
         "sequence": fixed(pa.int32(), "sequence"),
         "baseOffset": fixed(pa.int64(), "base_offset"),
-        "magic": fixed(pa.int8(), "magic"),
-        "compresscodec": labels(codec),
+        "magic": arrow.constant(2, n, pa.int8()),
+        "compresscodec": labels(codec, h.codec, CODEC_LABELS),
         "isTransactional": boolean("txn_bits"),
         "isControl": boolean("control_bits"),
         "producerId": fixed(pa.int64(), "producer_id"),
@@ -388,7 +391,8 @@ def _decode(chunk, h: V2Headers, data: np.ndarray, r_start: np.ndarray, r_end: n
         columns["controlType"], columns["coordinatorEpoch"] = _control_columns(
             np.repeat(is_control, decoded), columns["key"], columns["value"])
     else:
-        columns["controlType"], columns["coordinatorEpoch"] = pa.nulls(n, pa.string()), pa.nulls(n, pa.int32())
+        columns["controlType"] = arrow.constant(None, n, pa.string())
+        columns["coordinatorEpoch"] = arrow.constant(None, n, pa.int32())
     return pa.RecordBatch.from_arrays([columns[f.name] for f in schema], schema=schema)
 
 

@@ -241,8 +241,8 @@ def decode_records(data, region_start, region_end, declared_counts, file_pos, ba
     """
     (position, offset, ts_us, ts_valid, key_offsets, key_values, key_valid, key_size, val_offsets, val_values,
      val_valid, val_size, hdr_offsets, hk_offsets, hk_values, hv_offsets, hv_values, hv_valid, sequence,
-     base_offset_out, producer_id_out, producer_epoch_out, leader_epoch_out, crc_out, magic, txn_bits,
-     control_bits, valid_bits) = out
+     base_offset_out, producer_id_out, producer_epoch_out, leader_epoch_out, crc_out, txn_bits, control_bits,
+     valid_bits) = out
     nb = len(region_start)
     b_decoded = np.zeros(nb, np.int32)
     b_status = np.zeros(nb, np.int8)
@@ -517,7 +517,6 @@ def decode_records(data, region_start, region_end, declared_counts, file_pos, ba
             producer_epoch_out[n] = producer_epoch_b
             leader_epoch_out[n] = leader_epoch_b
             crc_out[n] = crc_b
-            magic[n] = 2
             n += 1
         if full:
             totals[9] = full
