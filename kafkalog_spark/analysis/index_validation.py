@@ -1,0 +1,194 @@
+"""Index validation: everything ``kafka-dump-log --verify-index-only`` / ``--index-sanity-check`` checks,
+and more, as one DataFrame of findings (one row per problem).
+
+A function of DataFrames: the views ``segments``, ``batches``, ``index`` and ``partition_files`` read by
+the `kafkalog` source for the same paths (``records`` optionally, for the ABORT/COMMIT type of control
+records), plus the broker log dirs whose root checkpoint files to check. The checks live in
+:mod:`.segment_checks` (segment files, batches, reader findings), :mod:`.index_entries` (each offset and
+time index entry against the batches of its segment) and :mod:`.partition_checks` (transaction index,
+producer snapshots, checkpoints). Each check has a stable snake_case name; see the module docstrings for
+what each compares.
+
+    views = read_views(spark, ["/var/lib/kafka/data"])
+    index_findings(spark, views, log_dirs=["/var/lib/kafka/data"]).where("severity = 'error'").show()
+
+Every view is read by several checks: cache them (``validate`` does) when the log dirs are large.
+
+A topic-partition found in more than one directory of the views (replicas read from several brokers' log
+dirs, or a copy next to its original) is reported as ``partition_in_several_dirs`` (warning) and not
+checked: the batches view has no path column to tell the copies' batches apart. Validate each log dir on its
+own (``validate`` does) to check them all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.types import IntegerType, LongType, StringType, StructField, StructType
+
+INDEX_FINDINGS = StructType(
+    [
+        StructField("topic", StringType()),
+        StructField("partition", IntegerType()),
+        StructField("baseOffset", LongType()),  # the segment's base offset; null when not segment-specific
+        StructField("severity", StringType()),  # error, warning or info (kafkalog_spark.findings.Severity)
+        StructField("check", StringType()),  # stable snake_case name of the check (or of the reader finding)
+        StructField("file", StringType()),  # the file the problem is in (path as the views name it)
+        StructField("position", LongType()),  # byte position in ``file``; -1 when not positional
+        StructField("expected", StringType()),  # what a healthy file would hold there (null: see detail)
+        StructField("found", StringType()),  # what the file holds
+        StructField("detail", StringType()),  # explanation: why it matters, what is normal
+    ]
+)
+"""The output of :func:`index_findings`: one row per problem.
+
+``severity``: ``error`` = damaged or inconsistent (a reader or the broker would go wrong); ``warning`` =
+suspicious but tolerated by Kafka (it repairs or ignores it); ``info`` = normal in some situations
+(compaction, a copy of a running broker's directory), reported so it can be explained."""
+
+VIEWS = ("segments", "batches", "index", "partition_files")
+KEYS = ["topic", "partition", "segmentBaseOffset"]
+_SEGMENT_FILE = r"(\d{20})\.(log|index|timeindex|txnindex)(\.(deleted|cleaned|swap))?$"
+
+
+def _value(v: object, data_type) -> Column:
+    return (v if isinstance(v, Column) else F.lit(v)).cast(data_type)
+
+
+def finding(severity: str | Column, check: str | Column, *, file: Column | str | None,
+            position: Column | int = -1, base_offset: Column | int | None = None,
+            expected: Column | str | None = None, found: Column | str | None = None,
+            detail: Column | str | None = None) -> list[Column]:
+    """The INDEX_FINDINGS columns for a select: plain values are literals, Columns are expressions;
+    ``topic`` and ``partition`` come from the DataFrame's own columns."""
+    values = {"topic": F.col("topic"), "partition": F.col("partition"), "baseOffset": base_offset,
+              "severity": severity, "check": check, "file": file,
+              "position": F.coalesce(_value(position, "long"), F.lit(-1).cast("long")),
+              "expected": expected, "found": found, "detail": detail}
+    return [_value(values[f.name], f.dataType).alias(f.name) for f in INDEX_FINDINGS]
+
+
+def candidate(condition: Column, severity: str | Column, check: str | Column, **where) -> Column:
+    """A finding struct when ``condition`` holds, else null (``where``: the keyword arguments of :func:`finding`)."""
+    return F.when(condition, F.struct(*finding(severity, check, **where)))
+
+
+def emit(df: DataFrame, *candidates: Column) -> DataFrame:
+    """The findings of several checks on the same rows, in one pass: one output row per candidate that holds."""
+    found = F.filter(F.array(*candidates), lambda c: c.isNotNull())
+    return df.select(F.explode(found).alias("f")).select("f.*")
+
+
+def text(*parts: object) -> Column:
+    """A string column from literals and Columns (``text("offset ", F.col("offset"))``)."""
+    return F.concat(*[p.cast("string") if isinstance(p, Column) else F.lit(str(p)) for p in parts])
+
+
+def base_offset_from_file(file: Column) -> Column:
+    """The base offset in a segment file's name (``.log``/``.index``/``.timeindex``/``.txnindex``), else null."""
+    digits = F.regexp_extract(file, _SEGMENT_FILE, 1)
+    return F.when(digits != "", digits.try_cast("long"))
+
+
+def sibling_file(log_file: Column, suffix: str) -> Column:
+    """The path of a segment's other file (``.index``, ``.timeindex``, ``.txnindex``) from its ``.log`` path."""
+    return F.regexp_replace(log_file, r"\.log$", suffix)
+
+
+def ok(df: DataFrame) -> DataFrame:
+    return df.where(F.col("problem").isNull())
+
+
+def problems(df: DataFrame) -> DataFrame:
+    return df.where(F.col("problem").isNotNull())
+
+
+def index_findings(spark: SparkSession, views: Mapping[str, DataFrame], log_dirs: Sequence[str] = ()) -> DataFrame:
+    """Index and segment validation findings (schema :data:`INDEX_FINDINGS`).
+
+    ``views``: ``segments``, ``batches``, ``index`` and ``partition_files`` as the `kafkalog` source reads
+    them (PERMISSIVE, problem rows included) for the same paths; ``records`` is optional (with it, the
+    transaction index is checked against the control records' ABORT/COMMIT type both ways). ``log_dirs``:
+    broker log dirs (roots holding the offset checkpoint files) whose checkpoints are checked against the
+    partition directories present; partition-level checkpoint entries come from ``partition_files``.
+    Lazy, except for one small job (partitions in several directories) and the driver-side read of the root
+    checkpoints.
+    """
+    from . import index_entries, partition_checks, segment_checks
+
+    missing = [v for v in VIEWS if v not in views]
+    if missing:
+        raise ValueError(f"index_findings needs the views {', '.join(VIEWS)}; missing: {', '.join(missing)}")
+    views, several = _one_dir_per_partition(spark, views)
+    root, line_positions = partition_checks.root_checkpoints(spark, log_dirs)
+    live = segment_checks.live_segments(views)
+    summary = segment_checks.segment_summary(views, live)
+    parts = [
+        several,
+        *segment_checks.findings(views, live, summary),
+        index_entries.findings(views, live),
+        *partition_checks.findings(views, live, summary, line_positions),
+        root,
+    ]
+    out = parts[0]
+    for p in parts[1:]:
+        out = out.unionByName(p)
+    return out
+
+
+def _one_dir_per_partition(spark: SparkSession, views: Mapping[str, DataFrame]) -> tuple[dict, DataFrame]:
+    """The views without topic-partitions found in more than one directory (replicas from several brokers,
+    or a copy next to its original), and a ``partition_in_several_dirs`` warning for each: the batches view
+    has no path column to tell their rows apart, so they are left unchecked (validate each log dir on its own).
+    One small job, run now: the usual answer is none, and then the views are used as they are."""
+    dirs = ok(views["segments"]).select("topic", "partition",
+                                        F.regexp_extract("logFile", r"^(.*)/[^/]+$", 1).alias("dir"))
+    several = (dirs.groupBy("topic", "partition").agg(F.array_sort(F.collect_set("dir")).alias("dirs"))
+               .where(F.size("dirs") > 1).collect())
+    if not several:
+        return dict(views), spark.createDataFrame([], INDEX_FINDINGS)
+    tps = F.broadcast(spark.createDataFrame([(r.topic, r.partition) for r in several], "topic string, partition int"))
+    rows = [{"topic": r.topic, "partition": r.partition, "severity": "warning", "check": "partition_in_several_dirs",
+             "file": r.dirs[0], "position": -1, "found": "directories " + ", ".join(r.dirs),
+             "detail": "the same topic-partition was read from several directories; the batches view cannot tell "
+                       "their rows apart, so it is not checked: validate each log dir on its own"} for r in several]
+    rest = {k: v.join(tps, ["topic", "partition"], "left_anti") for k, v in views.items()}
+    return rest, spark.createDataFrame(rows, INDEX_FINDINGS)
+
+
+def log_dirs_of(paths: Sequence[str]) -> list[str]:
+    """The paths that are log dirs (not partition dirs): those whose root checkpoints apply."""
+    from ..log.log_dir import is_partition_dir
+
+    return [p for p in paths if not is_partition_dir(p)]
+
+
+def read_views(spark: SparkSession, paths: Sequence[str] | str, *, records: bool = False,
+               **options: str) -> dict[str, DataFrame]:
+    """The views :func:`index_findings` takes, read by the `kafkalog` source (internal topics included
+    unless ``includeInternal`` says otherwise). ``records=True`` adds the records view (a full decode)."""
+    paths = [paths] if isinstance(paths, str) else list(paths)
+    opts = {"includeInternal": "true"} | {k: str(v) for k, v in options.items()}
+    names = [*VIEWS, "records"] if records else list(VIEWS)
+    return {v: spark.read.format("kafkalog").options(**opts).option("view", v).load(paths) for v in names}
+
+
+def validate(spark: SparkSession, paths: Sequence[str] | str, *, records: bool = False, **options: str) -> DataFrame:
+    """The findings of each path (a log dir or partition dir) analysed on its own (replicas of one partition
+    in several log dirs stay apart), with its views persisted (several checks read each view; they stay
+    persisted until ``spark.catalog.clearCache()``). ``records=True`` also checks the control records' types
+    against the transaction index (a full decode of the records, of which only control records are kept)."""
+    paths = [paths] if isinstance(paths, str) else list(paths)
+    out = None
+    for path in paths:
+        views = read_views(spark, path, records=records, **options)
+        if records:  # only the control records are needed: keep those, not every payload
+            views["records"] = views["records"].where("isControl").select(*KEYS, "offset", "isControl", "producerId",
+                                                                          "controlType")
+        found = index_findings(spark, {k: v.persist() for k, v in views.items()}, log_dirs_of([path]))
+        out = found if out is None else out.unionByName(found)
+    if out is None:
+        raise ValueError("validate: give at least one log dir or partition dir")
+    return out

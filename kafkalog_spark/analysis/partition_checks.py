@@ -1,0 +1,221 @@
+"""Partition-level checks: the transaction index against the control batches, producer snapshots and
+checkpoint offsets against the log's offsets (Spark), and the root checkpoints against the partition
+directories present (on the driver: a listing and four small files per log dir).
+
+- ``txnindex_abort_marker_missing``: error: an aborted transaction's lastOffset is not the offset of a
+  control batch in the same segment (read_committed consumers rely on the pair).
+- ``txnindex_marker_producer_mismatch``: error: the control batch there belongs to another producer id.
+- ``txnindex_marker_not_abort``: error (records view given): the control record there is not an ABORT.
+- ``txnindex_entry_missing``: error (records view given): an ABORT marker with no entry in its segment's
+  ``.txnindex`` (read_committed consumers would deliver the aborted records).
+- ``snapshot_offset_outside_log``: info: a producer snapshot whose offset is no segment base offset and
+  lies outside [log start, log end] (the broker deletes such snapshots when it loads the log).
+- ``snapshot_entry_beyond_offset``: warning: a producer's lastOffset >= the snapshot's offset (a snapshot
+  at N only knows offsets below N).
+- ``checkpoint_offset_outside_log``: warning: a root checkpoint's offset for a partition beyond its log
+  end offset, or (cleaner-offset checkpoint) below its log start (the broker resets it).
+- ``checkpoint_missing_partition``: warning: a root checkpoint line for a topic-partition with no
+  directory in that log dir.
+- ``recovery_point_missing``: info: a partition dir without a recovery-point-offset-checkpoint entry (the
+  broker would recover it from offset 0); ``__cluster_metadata`` (the KRaft log) never has one: skipped.
+- ``special_partition_dir``: info (``-delete``, ``-future``) or warning (``-stray``) partition dirs.
+- The checkpoint readers' findings (``checkpoint_malformed``, ``checkpoint_count_mismatch``, ...).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import pyarrow.fs as pafs
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from ..log import producer_snapshot, transaction_index
+from ..source.views import ROOT_CHECKPOINTS
+from .index_validation import (
+    INDEX_FINDINGS,
+    KEYS,
+    base_offset_from_file,
+    candidate,
+    emit,
+    finding,
+    ok,
+    sibling_file,
+    text,
+)
+
+TXN_ENTRY = transaction_index.ENTRY_SIZE
+SNAPSHOT_HEADER, SNAPSHOT_ENTRY = producer_snapshot.HEADER_SIZE, producer_snapshot.ENTRY_SIZE
+RECOVERY = "recovery-point-offset-checkpoint"
+CLEANER = "cleaner-offset-checkpoint"
+METADATA_TOPIC = "__cluster_metadata"
+LINE_POSITIONS = "file string, topic string, partition int, linePosition long"
+
+
+def log_ranges(summary: DataFrame) -> DataFrame:
+    """Per partition (from the segment summary): logStart (first live segment's base offset), logEnd (the next
+    offset to write: after the last batch, or the active segment's base offset) and the segment bases."""
+    return summary.groupBy("topic", "partition").agg(
+        F.min("segmentBaseOffset").alias("logStart"),
+        F.greatest(F.max("maxLast") + 1, F.max("segmentBaseOffset")).alias("logEnd"),
+        F.collect_set("segmentBaseOffset").alias("bases"))
+
+
+def txn_findings(views: Mapping[str, DataFrame], live: DataFrame) -> list[DataFrame]:
+    txn = (ok(views["partition_files"]).where("fileType = 'txnindex'")
+           .select("topic", "partition", "file", "entry", "producerId", "firstOffset", "lastOffset")
+           .withColumn("segmentBaseOffset", base_offset_from_file(F.col("file"))))
+    markers = ok(views["batches"]).where("isControl").select(
+        *KEYS, F.col("baseOffset").alias("lastOffset"), F.col("producerId").alias("markerProducerId"),
+        F.col("position").alias("markerPosition"))
+    j = txn.join(markers, [*KEYS, "lastOffset"], "left")
+    at = dict(file=F.col("file"), position=F.col("entry") * TXN_ENTRY, base_offset=F.col("segmentBaseOffset"))
+    txn_text = text("aborted transaction of producer ", F.col("producerId"), " (offsets ", F.col("firstOffset"), "..",
+                    F.col("lastOffset"), ")")
+    out = [emit(
+        j,
+        candidate(F.col("markerPosition").isNull(), "error", "txnindex_abort_marker_missing", **at,
+                  expected=text("a control batch at offset ", F.col("lastOffset"), " in this segment"), found="none",
+                  detail=text(txn_text, ": its ABORT marker should be in this segment's .log")),
+        candidate(F.col("markerProducerId") != F.col("producerId"), "error", "txnindex_marker_producer_mismatch",
+                  **at, expected=text("producer ", F.col("producerId")),
+                  found=text("producer ", F.col("markerProducerId")),
+                  detail=text(txn_text, ": the control batch at offset ", F.col("lastOffset"), " (position ",
+                              F.col("markerPosition"), ") belongs to another producer")),
+    )]
+    if "records" in views:
+        control = views["records"].where(F.col("isControl")).select(
+            *KEYS, F.col("offset").alias("lastOffset"), F.col("producerId").alias("markerProducerId"),
+            "controlType")
+        out.append(txn.join(control, [*KEYS, "lastOffset"]).where("controlType != 'ABORT'").select(*finding(
+            "error", "txnindex_marker_not_abort", **at, expected="an ABORT marker",
+            found=text("a ", F.col("controlType"), " marker"),
+            detail=text(txn_text, ": the transaction index lists it as aborted but its marker says otherwise"))))
+        aborts = (control.where("controlType = 'ABORT'")
+                  .join(txn.withColumnRenamed("producerId", "markerProducerId"),
+                        [*KEYS, "lastOffset", "markerProducerId"], "left_anti")
+                  .join(live.select(*KEYS, "logFile"), KEYS))
+        out.append(aborts.select(*finding(
+            "error", "txnindex_entry_missing", file=sibling_file(F.col("logFile"), ".txnindex"),
+            base_offset=F.col("segmentBaseOffset"),
+            expected=text("an entry with lastOffset ", F.col("lastOffset")), found="none",
+            detail=text("the ABORT marker of producer ", F.col("markerProducerId"), " at offset ",
+                        F.col("lastOffset"), " has no .txnindex entry in its segment: read_committed consumers "
+                        "would deliver the aborted records"))))
+    return out
+
+
+def file_findings(views: Mapping[str, DataFrame], ranges: DataFrame, line_positions: DataFrame) -> DataFrame:
+    """Producer snapshots and root checkpoint entries against the log's offsets."""
+    rows = (ok(views["partition_files"]).where(F.col("fileType").isin("producer-snapshot", *ROOT_CHECKPOINTS))
+            .join(F.broadcast(ranges), ["topic", "partition"])
+            .join(F.broadcast(line_positions), ["file", "topic", "partition"], "left"))
+    offset, start, end, kind = F.col("offset"), F.col("logStart"), F.col("logEnd"), F.col("fileType")
+    snapshot = kind == "producer-snapshot"
+    cleaner_low = (kind == CLEANER) & (offset < start)
+    return emit(
+        rows,
+        candidate(snapshot & (F.col("entry") == 0) & ~F.array_contains("bases", offset)
+                  & ((offset < start) | (offset > end)), "info", "snapshot_offset_outside_log", file=F.col("file"),
+                  expected=text("a segment base offset or an offset in [", start, ", ", end, "]"),
+                  found=text("offset ", offset),
+                  detail=F.lit("producer snapshots are taken at segment rolls and at shutdown (the log end offset); "
+                               "the broker deletes those outside the log's offsets when it loads the log")),
+        candidate(snapshot & (F.col("lastOffset") >= offset), "warning", "snapshot_entry_beyond_offset",
+                  file=F.col("file"), position=F.col("entry") * SNAPSHOT_ENTRY + SNAPSHOT_HEADER,
+                  expected=text("lastOffset < ", offset, " (the snapshot's offset)"),
+                  found=text("lastOffset ", F.col("lastOffset")),
+                  detail=text("producer ", F.col("producerId"), ": a snapshot at offset N holds the state of offsets "
+                              "below N; this one is misnamed or mixed up")),
+        candidate(~snapshot & ((offset > end) | cleaner_low), "warning", "checkpoint_offset_outside_log",
+                  file=F.col("file"), position=F.col("linePosition"),
+                  expected=F.when(cleaner_low, text("offset >= ", start, " (the log start)")).otherwise(
+                      text("offset <= ", end, " (the log end offset)")),
+                  found=text(F.col("topic"), " ", F.col("partition"), " ", offset),
+                  detail=text(kind, " names an offset outside the log [", start, ", ", end, "]: the broker clamps or "
+                              "resets it (a copy taken at another time than the segments?)")),
+    )
+
+
+def findings(views: Mapping[str, DataFrame], live: DataFrame, summary: DataFrame,
+             line_positions: DataFrame) -> list[DataFrame]:
+    return [*txn_findings(views, live), file_findings(views, log_ranges(summary), line_positions)]
+
+
+_SPECIAL = {
+    "delete": ("info", "a deleted topic's partition, renamed for asynchronous deletion: the broker removes it"),
+    "future": ("info", "a replica being moved to this log dir (alter-replica-log-dirs): not live yet"),
+    "stray": ("warning", "a stray replica (not assigned to this broker): kept for inspection, never read"),
+}
+
+
+def _row(log_dir_tp, severity, check, file, position=-1, expected=None, found=None, detail=None) -> dict:
+    topic, partition = log_dir_tp
+    return {"topic": topic, "partition": partition, "baseOffset": None, "severity": severity, "check": check,
+            "file": file, "position": position, "expected": expected, "found": found, "detail": detail}
+
+
+def _checkpoint(path: str, rows: list[dict], positions: list[tuple]) -> dict | None:
+    """Entries of one root offset checkpoint by topic-partition, with line positions; its findings to rows."""
+    from ..log.checkpoints import DEFAULT_MAX_CHECKPOINT_BYTES, OffsetCheckpointFile, decode_lines
+    from ..log.offset_index import read_capped
+
+    found: list = []
+    data = read_capped(path, None, DEFAULT_MAX_CHECKPOINT_BYTES, found, refuse_larger=True,
+                       too_large_kind="checkpoint_too_large")
+    if any(f.kind == "missing_file" for f in found):
+        return None
+    cp = OffsetCheckpointFile.from_bytes(data, path) if data is not None else OffsetCheckpointFile(path)
+    rows += [_row((None, None), str(f.severity), f.kind, f.file, f.position, detail=f.detail)
+             for f in found + cp.findings]
+    entries = {}
+    for line in decode_lines(path, data or b"", [])[2:]:
+        parsed = OffsetCheckpointFile.parse_entry(line.text)
+        if parsed is not None:
+            entries[parsed[0]] = line.position
+            positions.append((path, parsed[0][0], parsed[0][1], line.position))
+    return entries
+
+
+def root_checkpoints(spark: SparkSession, log_dirs: Sequence[str]) -> tuple[DataFrame, DataFrame]:
+    """(findings of the log dirs' root checkpoints, their entries' line positions: file, topic, partition,
+    linePosition)."""
+    from ..log.files import resolve
+    from ..log.log_dir import TopicPartition
+
+    rows: list[dict] = []
+    positions: list[tuple] = []
+    for log_dir in log_dirs:
+        root = log_dir.rstrip("/")
+        fs, inner = resolve(log_dir)
+        present = set()
+        for info in fs.get_file_info(pafs.FileSelector(inner)):
+            tp = TopicPartition.parse(info.base_name) if info.type == pafs.FileType.Directory else None
+            if tp is None:
+                continue
+            if tp.kind == "live":
+                present.add((tp.topic, tp.partition))
+            else:
+                severity, why = _SPECIAL[tp.kind]
+                rows.append(_row((tp.topic, tp.partition), severity, "special_partition_dir",
+                                 f"{root}/{info.base_name}", found=f"-{tp.kind} directory", detail=why))
+        for name in ROOT_CHECKPOINTS:
+            path = f"{root}/{name}"
+            entries = _checkpoint(path, rows, positions)
+            if entries is None:
+                continue
+            for tp, pos in sorted(entries.items()):
+                if tp not in present:
+                    rows.append(_row(tp, "warning", "checkpoint_missing_partition", path, pos,
+                                     f"a directory {tp[0]}-{tp[1]} in {root}", "none",
+                                     f"{name} names a partition this log dir does not hold (deleted, moved, or a "
+                                     "partial copy of the log dir)"))
+            if name == RECOVERY:
+                for tp in sorted(present - entries.keys()):
+                    if tp[0] != METADATA_TOPIC:
+                        rows.append(_row(tp, "info", "recovery_point_missing", path, -1,
+                                         f"a line for {tp[0]} {tp[1]}", "none",
+                                         "without a recovery point the broker recovers the whole log (from offset "
+                                         "0) after an unclean shutdown"))
+    return (spark.createDataFrame(rows, INDEX_FINDINGS),
+            spark.createDataFrame(positions, LINE_POSITIONS))

@@ -1,0 +1,318 @@
+"""index_findings on the real-broker corpus (clean: no errors, only explained warnings and infos) and on
+damaged copies made here, one damage per partition dir of one temporary log dir (analysed once)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from kafkalog_spark import read_log
+from kafkalog_spark.analysis.index_entries import SegmentBatches, offset_entry_findings, time_entry_findings
+from kafkalog_spark.analysis.index_validation import INDEX_FINDINGS, index_findings, log_dirs_of, read_views
+
+
+def analyse(spark, *paths: Path) -> list:
+    names = [str(p) for p in paths]
+    views = {k: v.cache() for k, v in read_views(spark, names).items()}
+    try:
+        df = index_findings(spark, views, log_dirs_of(names))
+        assert [(f.name, f.dataType) for f in df.schema] == [(f.name, f.dataType) for f in INDEX_FINDINGS]
+        return df.collect()
+    finally:
+        for v in views.values():
+            v.unpersist()
+
+
+def pick(rows: list, **where) -> list:
+    return [r for r in rows if all(getattr(r, k) == v for k, v in where.items())]
+
+
+def seg(directory: Path, base: int, suffix: str = ".log") -> str:
+    return f"{directory}/{base:020d}{suffix}"
+
+
+@pytest.fixture(scope="module")
+def clean(spark, samples: Path) -> list:
+    return analyse(spark, samples / "broker", samples / "legacy")
+
+
+@pytest.fixture(scope="module")
+def live_copy(analysed, samples: Path) -> list:
+    return [r for r in analysed[2] if r.file.startswith(str(samples / "live-copy"))]
+
+
+@pytest.fixture(scope="module")
+def damaged(analysed, samples: Path) -> tuple[Path, dict, list]:
+    root, facts, rows = analysed
+    return root, facts, [r for r in rows if not r.file.startswith(str(samples / "live-copy"))]
+
+
+def test_clean_corpus_has_no_errors(clean: list, live_copy: list) -> None:
+    assert [r for r in clean + live_copy if r.severity == "error"] == []
+    assert {r.severity for r in clean + live_copy} <= {"warning", "info"}
+
+
+def test_broker_findings_are_the_compaction_leftovers(clean: list, samples: Path) -> None:
+    part = samples / "broker" / "compacted-cleaned-0"
+    broker = [r for r in clean if r.file.startswith(str(samples / "broker"))]
+    # The cleaner's replaced segments, pending deletion for 60 s at shutdown (see the corpus README).
+    stray = pick(broker, check="stray_temp_file")
+    assert {(r.file, r.severity, r.position) for r in stray} == {
+        (str(p), "warning", -1) for p in part.glob("*.log.deleted")}
+    assert len(stray) == 8
+    # Compaction: the cleaned segments start above their names and leave offset gaps before the next one.
+    above = pick(broker, check="segment_first_offset_above_name")
+    assert {(r.baseOffset, r.severity, r.found) for r in above} == {
+        (0, "info", "first offset 175"), (343, "info", "first offset 378")}
+    gaps = pick(broker, check="segment_offset_gap")
+    assert {(r.baseOffset, r.severity, r.file, r.position, r.found) for r in gaps} == {
+        (b, "info", seg(part, b), (part / f"{b:020d}.log").stat().st_size, f"next segment at offset {n}")
+        for b, n in ((0, 287), (287, 343), (343, 399))}
+    assert all("cleaner-offset checkpoint lists this partition" in r.detail for r in gaps)
+    assert {r.topic for r in broker} == {"compacted-cleaned"}
+    # Kafka 3.9.2 indexes every batch: no multi-batch appends, as --verify-index-only found no mismatch.
+    assert pick(clean, check="index_multi_batch_append") == []
+
+
+def test_legacy_log_dir_is_clean(clean: list, samples: Path) -> None:
+    assert [r for r in clean if r.file.startswith(str(samples / "legacy"))] == []
+
+
+def test_live_copy_active_zero_tails_are_info(live_copy: list, samples: Path) -> None:
+    part = samples / "live-copy" / "live-copy-0"
+    got = {(r.check, r.severity, r.file, r.position, r.baseOffset)
+           for r in live_copy if r.check != "checkpoint_missing_partition"}
+    assert got == {
+        ("index_zero_tail", "info", seg(part, 72, ".index"), 16, 72),
+        ("timeindex_zero_tail", "info", seg(part, 72, ".timeindex"), 24, 72),
+        # dump-log --index-sanity-check throws on it: the last raw slot's timestamp 0 is below the first.
+        ("timeindex_last_timestamp_before_first", "info", seg(part, 72, ".timeindex"), 10485756 - 12, 72),
+    }
+
+
+def test_live_copy_checkpoints_name_the_partitions_not_copied(live_copy: list, samples: Path) -> None:
+    root = samples / "live-copy"
+    expected = set()
+    for name in ("recovery-point-offset-checkpoint", "replication-offset-checkpoint", "cleaner-offset-checkpoint",
+                 "log-start-offset-checkpoint"):
+        data = (root / name).read_bytes()
+        pos = 0
+        for i, line in enumerate(data.split(b"\n")):
+            parts = line.decode().split()
+            if i >= 2 and len(parts) == 3 and (parts[0], parts[1]) != ("live-copy", "0"):
+                expected.add((parts[0], int(parts[1]), str(root / name), pos))
+            pos += len(line) + 1
+    got = pick(live_copy, check="checkpoint_missing_partition")
+    assert {(r.topic, r.partition, r.file, r.position) for r in got} == expected
+    assert len(got) == 39 and {r.severity for r in got} == {"warning"}
+
+
+# -- damaged copies ---------------------------------------------------------------------------------------
+
+
+def _batches(log: Path) -> list[dict]:
+    return read_log(str(log), "batches", findings=[]).to_pylist()
+
+
+@pytest.fixture(scope="module")
+def analysed(spark, samples: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict, list]:
+    """One log dir of damaged copies (each dir named after its damage; ``facts`` holds what each test expects)
+    and a second one holding a replica of one of them, analysed in one go with the live copy (one Spark
+    analysis for all: the live copy's partition is in neither)."""
+    tmp = tmp_path_factory.mktemp("damaged")
+    root = tmp / "logs"
+    broker = samples / "broker"
+    facts: dict = {}
+
+    def copy(src: str, name: str) -> Path:
+        return Path(shutil.copytree(broker / src, root / name))
+
+    d = copy("tutorial-segments-0", "crc-flip-0")  # a bit flipped in the last byte of a batch
+    victim = _batches(d / f"{12:020d}.log")[3]
+    with open(d / f"{12:020d}.log", "r+b") as f:
+        f.seek(victim["position"] + victim["size"] - 1)
+        byte = f.read(1)[0]
+        f.seek(-1, 1)
+        f.write(bytes([byte ^ 0x10]))
+    facts["crc"] = (seg(d, 12), victim["position"])
+
+    d = copy("codec-none-0", "truncated-0")  # a closed segment cut in the middle of its last batch
+    last = _batches(d / f"{11:020d}.log")[-1]
+    with open(d / f"{11:020d}.log", "r+b") as f:
+        f.truncate(last["position"] + 100)
+    facts["truncated"] = (seg(d, 11), last["position"])
+
+    d = copy("tiny-index-interval-0", "zeroed-index-0")  # a closed segment's offset index zero-filled
+    index = d / f"{0:020d}.index"
+    index.write_bytes(bytes(index.stat().st_size))
+    facts["zeroed"] = str(index)
+
+    d = copy("tiny-index-interval-0", "mid-batch-0")  # entry 5 moved 7 bytes into its batch
+    index = d / f"{44:020d}.index"
+    entries = np.frombuffer(index.read_bytes(), ">i4").reshape(-1, 2).copy()
+    entries[5, 1] += 7
+    index.write_bytes(entries.astype(">i4").tobytes())
+    facts["mid_batch"] = (str(index), 5 * 8)
+
+    d = copy("live-copy-0", "multi-batch-0")  # entry 1 (6 at 666) rewritten as a two-batch append: (8 at 666)
+    index = d / f"{0:020d}.index"
+    entries = np.frombuffer(index.read_bytes(), ">i4").reshape(-1, 2).copy()
+    assert tuple(entries[1]) == (6, 666)
+    entries[1, 0] = 8
+    index.write_bytes(entries.astype(">i4").tobytes())
+    facts["multi_batch"] = (str(index), 8)
+
+    d = copy("tutorial-segments-0", "missing-segment-0")  # the middle segment 36 deleted, every file of it
+    for f in d.glob(f"{36:020d}.*"):
+        f.unlink()
+    facts["missing"] = (seg(d, 24), (d / f"{24:020d}.log").stat().st_size)
+
+    d = copy("hello-round-robin-0", "stray-deleted-0")  # a segment file left behind as .deleted
+    shutil.copy(d / f"{3:020d}.log", d / f"{3:020d}.log.deleted")
+    facts["stray"] = seg(d, 3, ".log.deleted")
+
+    names = sorted(p.name for p in root.iterdir()) + ["replica-0"]
+    lines = [f"{n.rsplit('-', 1)[0]} 0 0" for n in names] + ["ghost 3 42"]
+    text = f"0\n{len(lines)}\n" + "".join(line + "\n" for line in lines)
+    (root / "recovery-point-offset-checkpoint").write_text(text)
+    facts["checkpoint"] = (str(root / "recovery-point-offset-checkpoint"), text.index("ghost 3 42"))
+    for log_dir in (root, tmp / "replica"):  # the same partition in two log dirs
+        shutil.copytree(broker / "idempotent-only-0", log_dir / "replica-0")
+    facts["replica"] = [str(root / "replica-0"), str(tmp / "replica" / "replica-0")]
+    return root, facts, analyse(spark, samples / "live-copy", root, tmp / "replica")
+
+
+def test_bit_flip_is_a_crc_error_at_the_batch(damaged) -> None:
+    _, facts, rows = damaged
+    file, position = facts["crc"]
+    got = pick(rows, check="batch_crc_invalid")
+    assert [(r.severity, r.file, r.position, r.topic, r.baseOffset) for r in got] == [
+        ("error", file, position, "crc-flip", 12)]
+
+
+def test_truncated_log_is_a_truncated_tail_where_the_cut_batch_starts(damaged) -> None:
+    _, facts, rows = damaged
+    file, position = facts["truncated"]
+    got = pick(rows, check="truncated_tail")
+    assert [(r.severity, r.file, r.position, r.baseOffset) for r in got] == [("error", file, position, 11)]
+    # The indexes still describe the lost batch.
+    assert {r.check for r in pick(rows, topic="truncated", severity="error")} >= {
+        "truncated_tail", "timeindex_offset_not_in_log", "timeindex_last_not_max_timestamp"}
+
+
+def test_zeroed_index_of_a_closed_segment_is_a_zero_tail_warning(damaged) -> None:
+    _, facts, rows = damaged
+    got = pick(rows, topic="zeroed-index")
+    assert [(r.check, r.severity, r.file, r.position) for r in got] == [
+        ("index_zero_tail", "warning", facts["zeroed"], 8)]
+
+
+def test_index_entry_pointing_mid_batch_is_an_error_at_the_entry(damaged) -> None:
+    _, facts, rows = damaged
+    file, position = facts["mid_batch"]
+    got = pick(rows, topic="mid-batch")
+    assert [(r.check, r.severity, r.file, r.position, r.baseOffset) for r in got] == [
+        ("index_position_not_batch_boundary", "error", file, position, 44)]
+    assert got[0].found == "offset 50 at position 559" and "inside the batch at 552" in got[0].detail
+
+
+def test_multi_batch_append_entry_is_a_known_false_mismatch(damaged) -> None:
+    _, facts, rows = damaged
+    file, position = facts["multi_batch"]
+    got = pick(rows, topic="multi-batch")
+    assert [(r.check, r.severity, r.file, r.position) for r in got] == [
+        ("index_multi_batch_append", "info", file, position)]
+    assert "last offset of the batch at 888" in got[0].detail
+
+
+def test_deleted_middle_segment_is_a_gap_between_its_neighbours(damaged) -> None:
+    _, facts, rows = damaged
+    file, position = facts["missing"]
+    got = pick(rows, topic="missing-segment")
+    assert [(r.check, r.severity, r.file, r.position, r.baseOffset, r.expected, r.found) for r in got] == [
+        ("segment_offset_gap", "info", file, position, 24, "next segment at offset 36", "next segment at offset 48")]
+    assert "no cleaner-offset checkpoint entry" in got[0].detail
+
+
+def test_stray_deleted_file_is_a_warning_naming_it(damaged) -> None:
+    _, facts, rows = damaged
+    got = pick(rows, topic="stray-deleted")
+    assert [(r.check, r.severity, r.file, r.position, r.baseOffset) for r in got] == [
+        ("stray_temp_file", "warning", facts["stray"], -1, 3)]
+
+
+def test_checkpoint_line_naming_a_missing_partition(damaged) -> None:
+    root, facts, rows = damaged
+    file, position = facts["checkpoint"]
+    got = pick(rows, check="checkpoint_missing_partition")
+    assert [(r.topic, r.partition, r.severity, r.file, r.position) for r in got] == [
+        ("ghost", 3, "warning", file, position)]
+    assert pick(rows, check="recovery_point_missing") == []  # every real partition has its line
+
+
+def test_a_partition_in_two_log_dirs_is_reported_not_checked(damaged) -> None:
+    _, facts, rows = damaged
+    got = pick(rows, topic="replica")
+    assert [(r.check, r.severity, r.partition, r.file) for r in got] == [
+        ("partition_in_several_dirs", "warning", 0, min(facts["replica"]))]
+    assert got[0].found == "directories " + ", ".join(sorted(facts["replica"]))
+
+
+def test_damage_stays_in_its_partition(damaged) -> None:
+    _, _, rows = damaged
+    assert {r.topic for r in rows if r.severity == "error"} == {"crc-flip", "truncated", "mid-batch"}
+    assert {r.topic for r in rows} == {"crc-flip", "truncated", "zeroed-index", "mid-batch", "multi-batch",
+                                       "missing-segment", "stray-deleted", "ghost", "replica"}
+
+
+# -- entry classification, without Spark ----------------------------------------------------------------
+
+
+def _segment(base: int, batches: list[tuple[int, int, int | None, int, int]]) -> SegmentBatches:
+    """batches: (position, size, baseOffset or None, lastOffset, magic); maxTimestamp = 1000 + lastOffset."""
+    import pyarrow as pa
+
+    cols = list(zip(*batches, strict=True))
+    t = pa.table({"position": pa.array(cols[0], pa.int64()), "size": pa.array(cols[1], pa.int32()),
+                  "baseOffset": pa.array(cols[2], pa.int64()), "lastOffset": pa.array(cols[3], pa.int64()),
+                  "magic": pa.array(cols[4], pa.int8()),
+                  "maxTimestamp": pa.array([1000 + x for x in cols[3]], pa.int64())})
+    return SegmentBatches.from_arrow(base, t)
+
+
+def test_offset_entries_are_classified() -> None:
+    b = _segment(100, [(0, 50, 100, 104, 2), (50, 50, 105, 109, 2), (100, 50, 110, 114, 2), (150, 50, None, 119, 1),
+                       (200, 50, 120, 124, 2)])
+    entries = [(100, 0), (104, 0), (109, 0), (112, 100), (117, 150), (107, 100), (130, 200), (124, 225), (1, 999)]
+    slots = np.arange(len(entries))
+    offsets, positions = (np.array(x, np.int64) for x in zip(*entries, strict=True))
+    got = {r["position"] // 8: (r["check"], r["severity"])
+           for r in offset_entry_findings({}, b, "x.index", slots, offsets, positions, 250)}
+    assert got == {
+        # slot 0 (100 at 0) is the empty-slot reading of dump-log: skipped; slot 1 (104 at 0) is exact.
+        2: ("index_multi_batch_append", "info"),  # 109 ends the batch after the one at 0
+        3: ("index_offset_inside_batch", "warning"),  # 112 inside the v2 batch at 100
+        4: ("index_offset_inside_batch", "info"),  # 117 inside a legacy wrapper (base = 115 by position)
+        5: ("index_offset_before_batch", "error"),
+        6: ("index_offset_not_in_append", "error"),  # 130: beyond every batch
+        7: ("index_position_not_batch_boundary", "error"),
+        8: ("index_position_beyond_log", "error"),
+    }
+
+
+def test_time_entries_are_classified() -> None:
+    b = _segment(0, [(0, 50, 0, 4, 2), (50, 50, 5, 9, 2)])
+    entries = [(1004, 4), (1009, 9), (1005, 9), (1009, 7), (1004, 7), (2000, 30)]
+    slots = np.arange(len(entries))
+    timestamps, offsets = (np.array(x, np.int64) for x in zip(*entries, strict=True))
+    got = {r["position"] // 12: (r["check"], r["severity"])
+           for r in time_entry_findings({}, b, "x.timeindex", slots, timestamps, offsets)}
+    assert got == {
+        2: ("timeindex_timestamp_mismatch", "error"),
+        3: ("timeindex_offset_inside_batch", "warning"),
+        4: ("timeindex_timestamp_mismatch", "error"),
+        5: ("timeindex_offset_not_in_log", "error"),
+    }
