@@ -6,13 +6,13 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from .commands import dump, nightly, retention_plan, stats
+from .commands import compaction_preview, dump, nightly, retention_plan, stats
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="kafkalog", description="Read Kafka broker log directories offline.")
     sub = parser.add_subparsers(dest="command", required=True)
-    for command in (dump, stats, retention_plan, nightly):
+    for command in (dump, stats, retention_plan, compaction_preview, nightly):
         command.add_parser(sub)
     return parser
 

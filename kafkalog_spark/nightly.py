@@ -12,16 +12,18 @@ import datetime as dt
 import tomllib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from functools import reduce
 from pathlib import Path
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from .config.topic_config import TopicConfig
-from .delta import TableLocation, write_snapshot
+from .delta import TableLocation, read_snapshot, write_snapshot
 
 VIEWS = ("segments", "batches", "records", "index", "partition_files")
-TABLES = ("segment_stats", "partition_stats", "log_dir_stats", "index_findings", "retention_plan")
+TABLES = ("segment_stats", "partition_stats", "log_dir_stats", "index_findings", "retention_plan",
+          "compaction_preview", "compaction_preview_segments")
 
 
 @dataclass(frozen=True)
@@ -61,13 +63,13 @@ class NightlyConfig:
         return replace(config, **{k: v for k, v in overrides.items() if v is not None})
 
 
-def read_views(spark: SparkSession, config: NightlyConfig) -> dict[str, DataFrame]:
-    """The source's views over the configured log dirs, cached: every analysis reads them again."""
+def read_views(spark: SparkSession, config: NightlyConfig, log_dirs: Sequence[str]) -> dict[str, DataFrame]:
+    """The source's views over ``log_dirs``, cached: every analysis reads them again."""
     def view(name: str) -> DataFrame:
         reader = (spark.read.format("kafkalog").option("view", name)
                   .option("includeInternal", str(config.include_internal).lower())
                   .option("maxSplitBytes", config.max_split_bytes))
-        return reader.load(list(config.log_dirs)).persist()
+        return reader.load(list(log_dirs)).persist()
 
     return {name: view(name) for name in VIEWS}
 
@@ -89,11 +91,14 @@ def roll_limits(spark: SparkSession, configs: dict[str, TopicConfig]) -> DataFra
 
 def compute(spark: SparkSession, views: dict[str, DataFrame], configs: dict[str, TopicConfig],
             log_dirs: Sequence[str], now_ms: int) -> dict[str, DataFrame]:
+    from .analysis.compaction import compaction_preview
     from .analysis.index_validation import index_findings
     from .analysis.partition_stats import log_dir_stats, partition_stats
     from .analysis.retention import retention_plan
     from .analysis.segment_stats import segment_stats
 
+    compaction = compaction_preview(views["records"], views["batches"], views["segments"], views["partition_files"],
+                                    configs, now_ms, include_records=False)
     segments = segment_stats(views["segments"], views["batches"], views["records"], views["partition_files"],
                              roll_limits(spark, configs))
     partitions = partition_stats(segments, views["partition_files"])
@@ -104,34 +109,49 @@ def compute(spark: SparkSession, views: dict[str, DataFrame], configs: dict[str,
         "index_findings": index_findings(spark, views, log_dirs=log_dirs),
         "retention_plan": retention_plan(views["segments"], views["batches"], views["partition_files"], configs,
                                          now_ms),
+        "compaction_preview": compaction.partitions,
+        "compaction_preview_segments": compaction.segments,
     }
 
 
 def summary(tables: dict[str, DataFrame]) -> DataFrame:
-    """Per topic: segments, bytes, records, and findings by severity."""
-    per_topic = tables["partition_stats"].groupBy("topic").agg(
+    """Per log dir and topic: segments, bytes, records, and findings by severity."""
+    keys = ["logDir", "topic"]
+    per_topic = tables["partition_stats"].groupBy(*keys).agg(
         F.sum("segments").alias("segments"), F.sum("logBytes").alias("bytes"), F.sum("records").alias("records"))
-    findings = (tables["index_findings"].groupBy("topic").pivot("severity", ["error", "warning", "info"]).count()
+    findings = (tables["index_findings"].groupBy(*keys).pivot("severity", ["error", "warning", "info"]).count()
                 .fillna(0))
-    return per_topic.join(findings, "topic", "left").fillna(0).orderBy("topic")
+    return per_topic.join(findings, keys, "left").fillna(0).orderBy(*keys)
+
+
+def _with_log_dir(df: DataFrame, log_dir: str) -> DataFrame:
+    return df if "logDir" in df.columns else df.select(F.lit(log_dir).alias("logDir"), "*")
 
 
 def run(spark: SparkSession, config: NightlyConfig, now: Callable[[], dt.datetime] | None = None
         ) -> dict[str, DataFrame]:
-    """Compute every table and write it as one snapshot; returns the computed tables."""
+    """Compute every table and write it as one snapshot; returns the snapshot's tables as written.
+
+    Each log dir is analysed on its own (a ``logDir`` column says which): several brokers' log dirs hold
+    replicas of the same partitions, which must not be merged."""
     started = (now or (lambda: dt.datetime.now(dt.UTC)))()
     snapshot_id = config.snapshot_id or started.strftime("%Y-%m-%dT%H:%M:%SZ")
-    views = read_views(spark, config)
+    cached: list[DataFrame] = []
+    per_dir: list[dict[str, DataFrame]] = []
     try:
-        topics = [r.topic for r in views["segments"].select("topic").distinct().collect()]
-        tables = compute(spark, views, topic_configs(config, topics), config.log_dirs,
-                         int(started.timestamp() * 1000))
-        for name, df in tables.items():
+        for log_dir in config.log_dirs:
+            views = read_views(spark, config, [log_dir])
+            cached += views.values()
+            topics = [r.topic for r in views["segments"].select("topic").distinct().collect()]
+            tables = compute(spark, views, topic_configs(config, topics), [log_dir], int(started.timestamp() * 1000))
+            per_dir.append({name: _with_log_dir(df, log_dir) for name, df in tables.items()})
+        for name in TABLES:
+            df = reduce(lambda a, b: a.unionByName(b, allowMissingColumns=True), (t[name] for t in per_dir))
             write_snapshot(df, config.location, config.table_names[name], snapshot_id, started)
-        return tables
     finally:
-        for v in views.values():
+        for v in cached:
             v.unpersist()
+    return {name: read_snapshot(spark, config.location, config.table_names[name], snapshot_id) for name in TABLES}
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -185,3 +185,24 @@ def test_partition_files_view_has_aborted_transactions_and_checkpoints(spark, sa
     types = {r.fileType for r in df.select("fileType").distinct().collect()}
     assert {"leader-epoch-checkpoint", "partition.metadata", "producer-snapshot",
             "recovery-point-offset-checkpoint", "replication-offset-checkpoint"} <= types
+
+
+@pytest.mark.parametrize("damage", ["remove", "garble"])
+def test_split_points_fall_back_to_a_header_walk(spark, samples: Path, tmp_path: Path, damage: str) -> None:
+    src = samples / "broker" / "tiny-index-interval-0"
+    dst = tmp_path / "logs" / src.name
+    shutil.copytree(src, dst)
+    for index in dst.glob("*.index"):
+        if damage == "remove":
+            index.unlink()
+        else:  # entries that point into the middle of batches
+            data = bytearray(index.read_bytes())
+            for i in range(4, len(data), 8):
+                data[i:i + 4] = (int.from_bytes(data[i:i + 4], "big") + 3).to_bytes(4, "big")
+            index.write_bytes(bytes(data))
+    cols = ["topic", "partition", "offset", "value"]
+    cut = load(spark, dst.parent, maxSplitBytes=512)
+    assert cut.rdd.getNumPartitions() > 3
+    assert_df_equality(load(spark, src.parent, topics="tiny-index-interval").select(cols),
+                       cut.where("problem is null").select(cols), ignore_row_order=True)
+    assert cut.where("problem is not null").count() == 0

@@ -20,7 +20,7 @@ def run_nightly(args: argparse.Namespace) -> int:
     spark = local_session("kafkalog-nightly")
     tables = run(spark, config)
     rows = [r.asDict() for r in summary(tables).collect()]
-    print_table(rows, ["topic", "segments", "bytes", "records", "error", "warning", "info"])
+    print_table(rows, ["logDir", "topic", "segments", "bytes", "records", "error", "warning", "info"])
     return 0
 
 

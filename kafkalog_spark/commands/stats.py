@@ -23,7 +23,7 @@ def _views(args: argparse.Namespace, names: tuple[str, ...]):
     progress(f"reading {len(args.log_dirs)} log dir(s) with a local Spark session")
     spark = local_session("kafkalog-cli", delta=False, extra={"spark.ui.showConsoleProgress": "false"})
     config = NightlyConfig(log_dirs=tuple(args.log_dirs), location=None, include_internal=args.include_internal)
-    views = read_views(spark, config)
+    views = read_views(spark, config, args.log_dirs)
     return spark, {k: v for k, v in views.items() if k in names}
 
 
