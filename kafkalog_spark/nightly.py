@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import os
 import tomllib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -44,7 +45,9 @@ class NightlyConfig:
         base = Path(path).parent if path else Path.cwd()  # relative paths are relative to the file
 
         def rel(p: str | None) -> str | None:
-            return None if p is None or "://" in p or Path(p).is_absolute() else str(base / p)
+            if p is None or "://" in p or Path(p).is_absolute():
+                return p
+            return os.path.normpath(base / p)
 
         inp, out, cfg = doc.get("input", {}), doc.get("output", {}), doc.get("configs", {})
         warehouse = out.get("warehouse")
