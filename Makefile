@@ -28,6 +28,7 @@ lint: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) -m tests.bench.run
+	$(PY) -m tests.bench.spark_scan
 
 samples: $(STAMP)
 	$(PY) -m tests.harness.make_samples
