@@ -6,8 +6,8 @@
   cached code names the symbol, and every process, Spark workers included, registers it before the first
   call). :func:`lz4_frames` walks Kafka's LZ4 frames in compiled code and decompresses every block straight
   into one output buffer.
-- zstd: the system libzstd through ctypes when there is one (one call per batch, decompressing into our
-  buffer); otherwise the caller uses python-zstandard.
+- zstd: the system libzstd when there is one (found with ctypes, registered like LZ4): :func:`zstd_frames`
+  decompresses every batch of a run straight into one output buffer; otherwise python-zstandard does it.
 
 Everything here is an accelerator: when a library or symbol is missing, ``LZ4_NATIVE`` / ``ZSTD_NATIVE`` is
 false and :mod:`kafkalog_spark.format.compression`'s Python path does the work, with the same results.
@@ -168,16 +168,14 @@ def lz4_header_checksums() -> np.ndarray:
 # -- zstd ------------------------------------------------------------------------------------------------
 
 ZSTD_ERROR_DST_SIZE_TOO_SMALL = 70  # ZSTD_error_dstSize_tooSmall, stable since zstd 1.3
-
-
-class ZstdError(Exception):
-    def __init__(self, message: str, too_small: bool):
-        super().__init__(message)
-        self.too_small = too_small
+_ZSTD_ERROR_MAX_CODE = 120  # error results are (size_t)-code with code < ZSTD_error_maxCode (120)
+_ZSTD_SYMBOL = "kafkalog_spark_ZSTD_decompressDCtx"
 
 
 def _load_zstd():
     try:
+        import llvmlite.binding as llvm
+
         name = ctypes.util.find_library("zstd")
         if name is None:
             return None
@@ -188,17 +186,11 @@ def _load_zstd():
         lib.ZSTD_createDCtx.restype = ctypes.c_void_p
         lib.ZSTD_createDCtx.argtypes = []
         lib.ZSTD_freeDCtx.argtypes = [ctypes.c_void_p]
-        lib.ZSTD_decompressDCtx.restype = ctypes.c_size_t
-        lib.ZSTD_decompressDCtx.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p,
-                                            ctypes.c_size_t]
-        lib.ZSTD_isError.restype = ctypes.c_uint
-        lib.ZSTD_isError.argtypes = [ctypes.c_size_t]
-        lib.ZSTD_getErrorName.restype = ctypes.c_char_p
-        lib.ZSTD_getErrorName.argtypes = [ctypes.c_size_t]
-        lib.ZSTD_getErrorCode.restype = ctypes.c_int
-        lib.ZSTD_getErrorCode.argtypes = [ctypes.c_size_t]
+        lib.ZSTD_getErrorString.restype = ctypes.c_char_p
+        lib.ZSTD_getErrorString.argtypes = [ctypes.c_int]
+        llvm.add_symbol(_ZSTD_SYMBOL, ctypes.cast(lib.ZSTD_decompressDCtx, ctypes.c_void_p).value)
         return lib
-    except (OSError, AttributeError):  # pragma: no cover - no usable libzstd: python-zstandard does the work
+    except (ImportError, OSError, AttributeError):  # pragma: no cover - no usable libzstd: python-zstandard
         return None
 
 
@@ -226,14 +218,54 @@ class _DCtx(threading.local):
 _dctx = _DCtx()
 
 
-def zstd_decompress_into(src: np.ndarray, start: int, end: int, out: np.ndarray, o: int, capacity: int) -> int:
-    """Decompress the zstd frames src[start:end] into out[o:o + capacity]; returns the size.
+def zstd_context() -> int:
+    """This thread's ZSTD_DCtx, as an address for :func:`zstd_frames`."""
+    return _dctx.get()
 
-    Raises :class:`ZstdError` (``too_small`` when the frames need more than ``capacity`` bytes).
-    """
-    assert 0 <= start <= end <= len(src) and 0 <= o and o + capacity <= len(out)
-    r = _zstd.ZSTD_decompressDCtx(_dctx.get(), out.ctypes.data + o, capacity, src.ctypes.data + start, end - start)
-    if _zstd.ZSTD_isError(r):
-        raise ZstdError(_zstd.ZSTD_getErrorName(r).decode("ascii", "replace"),
-                        _zstd.ZSTD_getErrorCode(r) == ZSTD_ERROR_DST_SIZE_TOO_SMALL)
-    return r
+
+def zstd_error_name(code: int) -> str:
+    return _zstd.ZSTD_getErrorString(code).decode("ascii", "replace")
+
+
+@intrinsic
+def _zstd_decompress_dctx(typingctx, dctx, dst, dst_pos, capacity, src, src_pos, n):
+    sig = types.uint64(types.intp, dst, types.intp, types.intp, src, types.intp, types.intp)
+
+    def codegen(context, builder, signature, args):
+        ctx_addr, d, dpos, cap, s, spos, count = args
+        darr = context.make_array(signature.args[1])(context, builder, d)
+        sarr = context.make_array(signature.args[4])(context, builder, s)
+        i8p, i64 = ir.IntType(8).as_pointer(), ir.IntType(64)
+        fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(i64, [i8p, i8p, i64, i8p, i64]),
+                                            _ZSTD_SYMBOL)
+        dp = builder.bitcast(builder.gep(darr.data, [dpos]), i8p)
+        sp = builder.bitcast(builder.gep(sarr.data, [spos]), i8p)
+        return builder.call(fn, [builder.inttoptr(ctx_addr, i8p), dp, cap, sp, count])
+
+    return sig, codegen
+
+
+@njit(cache=True)
+def zstd_frames(src, starts, ends, first, stop, out, o, cap, soft_limit, dctx, out_start, out_end, error):
+    """Decompress the zstd frames src[starts[i]:ends[i]] for i in [first, stop) into ``out`` from ``o`` with
+    libzstd's one-shot ZSTD_decompressDCtx (concatenated and skippable frames included; a truncated frame is
+    an error). A batch's output is out[out_start[i]:out_end[i]]; a failing one gets its zstd error code in
+    ``error[i]`` (dstSize_tooSmall: it inflates past ``cap``) and an empty output. Returns (next batch, o,
+    reason) with the reasons of :func:`lz4_frames`."""
+    for i in range(first, stop):
+        if o >= soft_limit and i > first:
+            return i, o, LZ4_FULL
+        room = min(cap, len(out) - o)
+        r = _zstd_decompress_dctx(dctx, out, o, room, src, starts[i], ends[i] - starts[i])
+        if r > np.uint64(0) - np.uint64(_ZSTD_ERROR_MAX_CODE):
+            code = np.int64(np.uint64(0) - r)
+            if code == ZSTD_ERROR_DST_SIZE_TOO_SMALL and room < cap:
+                return i, o, LZ4_NEED_SPACE
+            error[i] = code
+            out_start[i] = o
+            out_end[i] = o
+            continue
+        out_start[i] = o
+        out_end[i] = o + np.int64(r)
+        o += np.int64(r)
+    return stop, o, LZ4_DONE

@@ -30,11 +30,13 @@ from .native import (
     LZ4_DONE,
     LZ4_NATIVE,
     LZ4_NEED_SPACE,
+    ZSTD_ERROR_DST_SIZE_TOO_SMALL,
     ZSTD_NATIVE,
-    ZstdError,
     lz4_frames,
     lz4_header_checksums,
-    zstd_decompress_into,
+    zstd_context,
+    zstd_error_name,
+    zstd_frames,
 )
 from .scan import (
     FULL_HEADER_KEYS,
@@ -104,8 +106,10 @@ def records_view(chunk, ctx: SegmentContext, findings: list[Finding],
 # Decompressed bytes per Arrow batch (soft limit; one batch may add up to max_decompressed more): memory
 # stays proportional to this, not to the chunk's compression ratio.
 GROUP_BYTES = 32 * 1024 * 1024
-# A scratch buffer larger than this is released after use instead of kept for the next chunk.
-RETAIN_BYTES = 64 * 1024 * 1024
+# A decompression buffer larger than this is released after use instead of kept for the next chunk (it
+# doubles while filling a group, so a group of GROUP_BYTES ends in a buffer of 2 * GROUP_BYTES at most,
+# unless one batch alone is larger).
+RETAIN_BYTES = 2 * GROUP_BYTES
 
 
 class _Scratch(threading.local):
@@ -119,7 +123,7 @@ class _Scratch(threading.local):
     def grow_dec(self, used: int, need: int) -> np.ndarray:
         """The decompression buffer with at least ``need`` bytes free after ``used`` (kept)."""
         if len(self.dec) - used < need:
-            bigger = np.empty(max(2 * len(self.dec), used + need, 1 << 20), np.uint8)
+            bigger = np.empty(max(2 * len(self.dec), used + need, 1 << 20), np.uint8)  # doubling: amortised
             bigger[:used] = self.dec[:used]
             self.dec = bigger
         return self.dec
@@ -160,6 +164,7 @@ def _decompressed(chunk, h: V2Headers, starts: np.ndarray, ends: np.ndarray, ctx
     r_end = np.zeros(nb, np.int64)
     counts = h.records_count.copy()
     python = np.zeros(nb, bool)
+    zstd_error = np.zeros(nb, np.int64)
     # end of the run of equal codecs each batch starts
     change = np.flatnonzero(np.diff(codec)) + 1
     run_end = np.repeat(np.append(change, nb), np.diff(np.concatenate(([0], change, [nb]))))
@@ -181,9 +186,19 @@ def _decompressed(chunk, h: V2Headers, starts: np.ndarray, ends: np.ndarray, ctx
             if reason == LZ4_DONE and o < GROUP_BYTES:
                 continue
         elif c == Codec.ZSTD and ZSTD_NATIVE:
-            o = _zstd_batch(chunk, h, i, starts, ends, o, cap, r_start, r_end, counts, ctx, findings)
-            out = s.dec
-            i += 1
+            j, o, reason = zstd_frames(buf, starts, ends, i, int(run_end[i]), out, o, cap, GROUP_BYTES,
+                                       zstd_context(), r_start, r_end, zstd_error)
+            for k in np.flatnonzero(zstd_error[i:j]) + i:
+                code = int(zstd_error[k])
+                _failed(chunk, h, int(k), DecompressionError(
+                    f"decompressed size exceeds the cap of {cap} bytes" if code == ZSTD_ERROR_DST_SIZE_TOO_SMALL
+                    else f"corrupt zstd stream: {zstd_error_name(code)}"), counts, ctx, findings)
+            i = j
+            if reason == LZ4_NEED_SPACE:  # the batch needs more than the free space: double it
+                out = s.grow_dec(o, min(cap, max(1 << 20, 2 * (len(out) - o))))
+                continue
+            if reason == LZ4_DONE and o < GROUP_BYTES:
+                continue
         else:
             o = _python_batch(chunk, h, i, starts, ends, o, cap, r_start, r_end, counts, ctx, findings)
             out = s.dec
@@ -201,28 +216,6 @@ def _failed(chunk, h: V2Headers, i: int, err: Exception, counts: np.ndarray, ctx
     findings.append(Finding(ctx.file, chunk.base + int(h.positions[i]), "decompression_failed",
                             f"batch at offset {int(h.base_offset[i])}: {err}"))
     counts[i] = 0
-
-
-def _zstd_batch(chunk, h, i, starts, ends, o, cap, r_start, r_end, counts, ctx, findings) -> int:
-    """Batch i (zstd) decompressed by libzstd into the scratch buffer at o; returns the new end."""
-    s = _scratch
-    room = min(cap, max(len(s.dec) - o, 4 * int(ends[i] - starts[i]), 1 << 16))
-    while True:
-        out = s.grow_dec(o, room)
-        try:
-            got = zstd_decompress_into(chunk.buf, int(starts[i]), int(ends[i]), out, o, room)
-        except ZstdError as e:
-            if e.too_small and room < cap:
-                room = min(cap, 4 * room)
-                continue
-            err = (DecompressionError(f"decompressed size exceeds the cap of {cap} bytes") if e.too_small
-                   else DecompressionError(f"corrupt zstd stream: {e}"))
-            _failed(chunk, h, i, err, counts, ctx, findings)
-            r_start[i] = r_end[i] = o
-            return o
-        r_start[i] = o
-        r_end[i] = o + got
-        return o + got
 
 
 def _python_batch(chunk, h, i, starts, ends, o, cap, r_start, r_end, counts, ctx, findings) -> int:

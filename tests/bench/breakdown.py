@@ -29,7 +29,7 @@ STAGES = [
     (file_records, "scan_entries", "entry framing"),
     (batches.V2Headers, "parse", "batch headers + CRC-32C"),
     (records, "lz4_frames", "decompress"),
-    (records, "_zstd_batch", "decompress"),
+    (records, "zstd_frames", "decompress"),
     (records, "_python_batch", "decompress"),
     (records, "decode_records", "decode records into Arrow buffers"),
     (records, "_decode", "assemble Arrow arrays (labels, batch)"),
