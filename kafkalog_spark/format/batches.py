@@ -15,6 +15,7 @@ from . import arrow
 from .compression import CODEC_NAMES
 from .crc import crc32c
 from .legacy import LegacyFormatError, LegacyMessage, parse_message
+from .native import CRC_NATIVE, crc32c_ranges
 from .scan import V2_HEADER_SIZE, parse_v2_headers
 
 INT32_MAX = 2**31 - 1
@@ -81,10 +82,13 @@ class V2Headers:
         buf = np.frombuffer(raw, np.uint8)
         (base_offset, _length, leader_epoch, crc, attributes, last_offset_delta, base_timestamp, max_timestamp,
          producer_id, producer_epoch, base_sequence, records_count) = parse_v2_headers(buf, positions)
-        view = memoryview(raw)
-        computed = np.fromiter((crc32c(view[p + 21:p + s]) for p, s in zip(positions.tolist(), sizes.tolist(),
-                                                                          strict=True)),
-                               np.int64, len(positions))
+        if CRC_NATIVE:
+            computed = crc32c_ranges(buf, positions + 21, positions + sizes)
+        else:
+            view = memoryview(raw)
+            computed = np.fromiter((crc32c(view[p + 21:p + s]) for p, s in zip(positions.tolist(), sizes.tolist(),
+                                                                              strict=True)),
+                                   np.int64, len(positions))
         return cls(positions, sizes, base_offset, leader_epoch, crc, attributes, last_offset_delta,
                    base_timestamp, max_timestamp, producer_id, producer_epoch, base_sequence, records_count,
                    computed == crc)
