@@ -43,7 +43,7 @@ class _Slabs(threading.local):
                 best = slab
         if best is not None:
             return best
-        slab = np.empty(size + size // 4, np.uint8)
+        slab = np.empty(size + size // 16, np.uint8)  # a little room for the next, similar batch
         self.slabs.append(slab)
         if len(self.slabs) > MAX_SLABS:
             self.slabs.pop(0)
@@ -151,20 +151,23 @@ class _Constants:
 
     def __init__(self) -> None:
         self.arrays: OrderedDict[tuple, pa.Array] = OrderedDict()
+        self.lock = threading.Lock()
 
     def get(self, value: object, n: int, type_: pa.DataType) -> pa.Array:
         key = (str(type_), type(value).__name__, value)
-        arr = self.arrays.get(key)
-        if arr is not None and len(arr) >= n:
-            self.arrays.move_to_end(key)
-            return arr.slice(0, n)
+        with self.lock:
+            arr = self.arrays.get(key)
+            if arr is not None and len(arr) >= n:
+                self.arrays.move_to_end(key)
+                return arr.slice(0, n)
         size = max(n, 2 * len(arr) if arr is not None else 0, 4096)
         arr = _repeat(value, size, type_)
         if arr.nbytes > self.CACHED_BYTES:
             return arr.slice(0, n)
-        self.arrays[key] = arr
-        while len(self.arrays) > self.MAX_ENTRIES:
-            self.arrays.popitem(last=False)
+        with self.lock:
+            self.arrays[key] = arr
+            while len(self.arrays) > self.MAX_ENTRIES:
+                self.arrays.popitem(last=False)
         return arr.slice(0, n)
 
 

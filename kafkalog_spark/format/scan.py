@@ -1,7 +1,8 @@
 """Compiled scanners over raw log bytes (numba): entry framing, v2 batch headers, v2 records.
 
-These are the hot loops. They read a ``uint8`` numpy array and write into preallocated numpy arrays;
-everything that allocates Python objects (findings, Arrow arrays) stays outside. They never raise on
+These are the hot loops. They read a ``uint8`` numpy array and write into preallocated numpy arrays
+(:func:`decode_records` writes the records view's Arrow buffers directly); everything that allocates
+Python objects (findings, Arrow arrays) stays outside. They never raise on
 bad bytes: they stop and return a status code plus the byte position, and the caller turns that into
 a finding. ``cache=True`` keeps the compiled code on disk so Spark workers do not recompile each time.
 """
