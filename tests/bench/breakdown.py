@@ -25,13 +25,13 @@ from .decoders import ours
 
 # (module, attribute, stage)
 STAGES = [
-    (file_records, "_read_into", "read file (page cache -> buffer)"),
+    (file_records, "_read_into", "read the file (page cache to buffer)"),
     (file_records, "scan_entries", "entry framing"),
     (batches.V2Headers, "parse", "batch headers + CRC-32C"),
     (records, "lz4_frames", "decompress"),
     (records, "zstd_frames", "decompress"),
     (records, "_python_batch", "decompress"),
-    (records, "decode_records", "decode records into Arrow buffers"),
+    (records, "decode_records", "decode records into Arrow buffers (one compiled pass)"),
     (records, "_decode", "assemble Arrow arrays (labels, batch)"),
 ]
 OTHER = "other Python (chunking, grouping, glue)"
@@ -73,6 +73,10 @@ def _instrumented(timers: _Timers):
             setattr(owner, attr, original)
 
 
+def _stage_names() -> list[str]:
+    return list(dict.fromkeys(stage for _, _, stage in STAGES))
+
+
 def breakdown(ds: Dataset, reps: int = 3) -> tuple[int, float, dict[str, float]]:
     """(records, best total CPU s, {stage: CPU s}) of the records view over ``ds``: the run with the
     lowest total of ``reps``."""
@@ -84,7 +88,7 @@ def breakdown(ds: Dataset, reps: int = 3) -> tuple[int, float, dict[str, float]]
             start = time.process_time()
             n, _ = ours("records", ds.log_dir)
             total = time.process_time() - start
-        stages = dict(timers.exclusive)
+        stages = {name: timers.exclusive.get(name, 0.0) for name in _stage_names()}
         stages[OTHER] = total - sum(stages.values())
         if best is None or total < best[1]:
             best = (n, total, stages)
@@ -95,7 +99,7 @@ def breakdown(ds: Dataset, reps: int = 3) -> tuple[int, float, dict[str, float]]
 def table(results: dict[str, tuple[int, float, dict[str, float]]]) -> str:
     """Markdown table: ns per record of each stage, per codec."""
     codecs = list(results)
-    names = list(dict.fromkeys([s for _, _, s in STAGES] + [OTHER]))
+    names = [*_stage_names(), OTHER]
     lines = ["| stage (CPU ns per record) | " + " | ".join(codecs) + " |", "|---" + "|---:" * len(codecs) + "|"]
     for name in names:
         cells = [f"{results[c][2].get(name, 0.0) / results[c][0] * 1e9:.1f}" for c in codecs]

@@ -2,10 +2,12 @@
 and aiokafka's decoders, on the same Kafka-written segments (none, lz4, zstd), one core each.
 
     .venv/bin/python -m tests.bench.run [--reps 3] [--peer-mib 32] [--codecs none lz4 zstd] [--no-verify]
+                                        [--no-breakdown]
 
-Builds the data set on first use (see tests/bench/data.py), prints a table, the target verdicts and a
-markdown table for the README, and writes everything to bench-data/results-decoder.json. Where the
-time goes: `.venv/bin/python -m tests.bench.hotspots`.
+Builds the data set on first use (see tests/bench/data.py), prints a table, the target verdicts, where the
+records view's time goes (tests/bench/breakdown.py) and the markdown block for the README (it replaces
+BENCH_TABLE there), and writes everything to bench-data/results-decoder.json. Ratios compare decoders on
+the same bytes (the first --peer-mib MiB of each file). Profiles: `.venv/bin/python -m tests.bench.hotspots`.
 """
 
 from __future__ import annotations
@@ -23,9 +25,9 @@ from typing import Any
 
 import pyarrow as pa
 
-from . import decoders, report, verify
+from . import breakdown, decoders, report, verify
 from .data import CODECS, DATA_DIR, MIB, Dataset, Settings, ensure_datasets, read_prefix
-from .timing import Timing, measure
+from .timing import measure
 
 RESULTS = DATA_DIR / "results-decoder.json"
 WARMUP_BYTES = 1 * MIB
@@ -37,9 +39,8 @@ def warm_page_cache(path: Path) -> None:
             pass
 
 
-def bench_codec(ds: Dataset, reps: int, peer_bytes: int, log: Callable[[str], None]) -> tuple[
-        report.CodecResult, Timing]:
-    """Time the four decoders on one codec's files; also our records view on the peers' prefix."""
+def bench_codec(ds: Dataset, reps: int, peer_bytes: int, log: Callable[[str], None]) -> report.CodecResult:
+    """Time the four decoders on one codec's files; our records view also on the peers' prefix."""
     warm_page_cache(ds.segment)
     prefix = read_prefix(ds.segment, peer_bytes)
     small = read_prefix(ds.segment, WARMUP_BYTES)
@@ -53,7 +54,7 @@ def bench_codec(ds: Dataset, reps: int, peer_bytes: int, log: Callable[[str], No
     records = measure(lambda: decoders.ours("records", ds.log_dir), ds.bytes, reps)
     log(f"  {ds.codec}: batches view ...")
     batches = measure(lambda: decoders.ours("batches", ds.log_dir), ds.bytes, max(reps, 5))
-    ours_prefix = measure(lambda: decoders.ours("records", ds.log_dir, end=len(prefix)), len(prefix), reps)
+    ours_prefix = measure(lambda: decoders.ours("records", ds.log_dir, end=len(prefix)), len(prefix), max(reps, 5))
     log(f"  {ds.codec}: aiokafka ...")
     aio = measure(lambda: decoders.aiokafka(prefix), len(prefix), reps)
     log(f"  {ds.codec}: kafka-python ...")
@@ -64,7 +65,7 @@ def bench_codec(ds: Dataset, reps: int, peer_bytes: int, log: Callable[[str], No
                                  f"ours {ours_prefix.records}")
     if records.records != batches.records:
         raise AssertionError(f"records view {records.records} rows, batches declare {batches.records}")
-    return report.CodecResult(ds.codec, ds.bytes, records, batches, aio, kp), ours_prefix
+    return report.CodecResult(ds.codec, ds.bytes, records, batches, ours_prefix, aio, kp)
 
 
 def environment() -> dict[str, Any]:
@@ -84,6 +85,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--peer-mib", type=int, default=32, help="prefix of each file the peers decode (MiB)")
     ap.add_argument("--codecs", nargs="+", default=list(CODECS), choices=CODECS)
     ap.add_argument("--no-verify", action="store_true", help="skip the comparison with kafka-python")
+    ap.add_argument("--no-breakdown", action="store_true", help="skip timing the records view stage by stage")
     args = ap.parse_args(argv)
     started = time.perf_counter()
 
@@ -95,28 +97,45 @@ def main(argv: list[str] | None = None) -> int:
     settings = Settings()
     datasets = ensure_datasets(settings, tuple(args.codecs))
     log(f"timing (best of {args.reps} by CPU time; peers on the first {args.peer_mib} MiB of each file) ...")
-    results, prefix_runs, checks = [], {}, {}
+    results, checks, stages = [], {}, {}
     for codec, ds in datasets.items():
-        result, prefix_runs[codec] = bench_codec(ds, args.reps, args.peer_mib * MIB, log)
+        result = bench_codec(ds, args.reps, args.peer_mib * MIB, log)
         results.append(result)
+        if not args.no_breakdown:
+            log(f"  {codec}: records view stage by stage ...")
+            n, _, seconds = breakdown.breakdown(ds, args.reps)
+            stages[codec] = {k: v / n * 1e9 for k, v in seconds.items()}
         if not args.no_verify:
             log(f"  {codec}: comparing with kafka-python ...")
             checks[codec] = verify.check(ds, result.records.records)
 
-    rows = [r.row() for r in results]
+    rows = [report.row(r) for r in results]
     verdicts = report.verdicts(results)
+    env = environment()
+    notes = {
+        "reps": str(args.reps), "peer_mib": str(args.peer_mib),
+        "dataset": f"a {settings.min_bytes // MIB} MiB segment of {settings.batch_bytes // 1024} KiB batches "
+                   f"written by kafka-clients {settings.kafka_version}'s producer code",
+        "environment": f"{env['cpu']}, Python {env['python']}; numba {env['packages']['numba']}, pyarrow "
+                       f"{env['packages']['pyarrow']}, aiokafka {env['packages']['aiokafka']}"
+                       + (" (Cython)" if env["aiokafka_cython"] else " (pure Python!)")
+                       + f", kafka-python {env['packages']['kafka-python']}",
+    }
+    markdown = report.markdown_block(results, verdicts, stages, notes)
     elapsed = time.perf_counter() - started
     print(f"\nkafkalog_spark decoder benchmark: one thread each, rates from the CPU time of the best of "
-          f"{args.reps} runs;\nMB = 10^6 bytes of .log file. Our views read the whole segment of each codec; "
-          f"aiokafka and kafka-python\ndecode the first {args.peer_mib} MiB of the same file from memory. "
-          "Every decoder checks CRCs. aiokafka: "
+          f"{args.reps} runs;\nMB = 10^6 bytes of .log file. Our views read the whole segment of each codec, "
+          f"and our records view\nalso its first {args.peer_mib} MiB, which aiokafka and kafka-python decode "
+          "from memory: the ratios compare those\nsame bytes. Every decoder checks CRCs. aiokafka: "
           + ("its Cython extension." if decoders.aiokafka_is_cython() else "its pure-Python fallback (!)"))
     print()
     print(report.text_table(rows))
-    print("\nOur records view on the peers' prefix (same bytes): "
-          + ", ".join(f"{c} {t.records_per_s / 1e6:.2f} Mrec/s" for c, t in prefix_runs.items()))
     print("\nTargets:")
     print(report.verdict_lines(verdicts))
+    if stages:
+        print("\n" + report.breakdown_table(stages))
+        for reason in report.miss_reasons(verdicts, stages):
+            print(f"  {reason}")
     if checks:
         print("\nAgreement with kafka-python:")
         for codec, c in checks.items():
@@ -125,26 +144,27 @@ def main(argv: list[str] | None = None) -> int:
                   f"{c['records_compared_field_by_field']:,} records compared field by field)")
             for p in c["problems"]:
                 print(f"    - {p}")
-    print("\nMarkdown (README):\n")
-    print(report.markdown_table(rows))
-    print(f"\n(one core each, CPU time, best of {args.reps}; {settings.min_bytes // MIB} MiB segments of "
-          f"{settings.batch_bytes // 1024} KiB batches written by kafka-clients {settings.kafka_version}; "
-          f"aiokafka and kafka-python timed on the first {args.peer_mib} MiB)")
+    print("\nMarkdown (README, replaces BENCH_TABLE):\n")
+    print(markdown)
 
     out = {
-        "environment": environment(),
+        "environment": env,
         "settings": {"reps": args.reps, "peer_prefix_bytes": args.peer_mib * MIB, "clock": "process CPU time",
+                     "ratios": "same bytes: records view, aiokafka and kafka-python on the peer prefix",
                      "dataset": asdict(settings)},
         "datasets": {c: {"records": d.records, "batches": d.batches, "bytes": d.bytes}
                      for c, d in datasets.items()},
         "results": {r.codec: {"records_view": r.records.as_dict(), "batches_view": r.batches.as_dict(),
-                              "records_view_on_peer_prefix": prefix_runs[r.codec].as_dict(),
+                              "records_view_on_peer_prefix": r.records_prefix.as_dict(),
                               "aiokafka": r.aiokafka.as_dict(), "kafka_python": r.kafka_python.as_dict(),
                               "records_view_vs_aiokafka": round(r.vs_aiokafka, 3),
-                              "records_view_vs_kafka_python": round(r.vs_kafka_python, 2)} for r in results},
+                              "records_view_vs_kafka_python": round(r.vs_kafka_python, 2),
+                              "records_view_ns_per_record_by_stage": {k: round(v, 1) for k, v in
+                                                                       stages.get(r.codec, {}).items()}}
+                    for r in results},
         "targets": verdicts,
         "agreement_with_kafka_python": checks,
-        "markdown": report.markdown_table(rows),
+        "markdown": markdown,
         "elapsed_s": round(elapsed, 1),
     }
     RESULTS.write_text(json.dumps(out, indent=2) + "\n")
