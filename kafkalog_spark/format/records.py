@@ -31,6 +31,7 @@ from .batches import (
     view_schema,
 )
 from .compression import DEFAULT_MAX_DECOMPRESSED, Codec, DecompressionError, decompress
+from .java_text import java_utf8
 from .legacy import LegacyMessage, deep_messages
 from .native import (
     LZ4_DONE,
@@ -354,9 +355,11 @@ def _decode(chunk, h: V2Headers, data: np.ndarray, r_start: np.ndarray, r_end: n
 
     schema = view_schema("records")
     headers_type = schema.field("headers").type
-    entries = pa.StructArray.from_arrays(
-        [binary(pa.string(), nh, "hk", hk_bytes, 0), binary(pa.binary(), nh, "hv", hv_bytes, hv_nulls)],
-        fields=list(headers_type.value_type))
+    header_keys = binary(pa.string(), nh, "hk", hk_bytes, 0)
+    if hk_bytes and np.frombuffer(buf("hk_values", hk_bytes), np.uint8).max() >= 0x80:
+        header_keys = _java_strings(header_keys)
+    entries = pa.StructArray.from_arrays([header_keys, binary(pa.binary(), nh, "hv", hv_bytes, hv_nulls)],
+                                         fields=list(headers_type.value_type))
     is_control = h.is_control
     columns = {
         "topic": arrow.constant(ctx.topic, n, pa.string()),
@@ -393,6 +396,17 @@ def _decode(chunk, h: V2Headers, data: np.ndarray, r_start: np.ndarray, r_end: n
         columns["controlType"] = arrow.constant(None, n, pa.string())
         columns["coordinatorEpoch"] = arrow.constant(None, n, pa.int32())
     return pa.RecordBatch.from_arrays([columns[f.name] for f in schema], schema=schema)
+
+
+def _java_strings(arr: pa.Array) -> pa.Array:
+    """A string array whose bytes may not be UTF-8 (header keys of a damaged batch) as Kafka reads them:
+    Java's UTF-8 decoder, malformed sequences replaced by U+FFFD."""
+    try:
+        arr.validate(full=True)
+        return arr
+    except pa.ArrowInvalid:
+        return pa.array([None if b is None else java_utf8(b) for b in arr.view(pa.binary()).to_pylist()],
+                        pa.string())
 
 
 def _control_columns(is_control: np.ndarray, keys: pa.Array, values: pa.Array) -> tuple[pa.Array, pa.Array]:
