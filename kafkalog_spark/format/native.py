@@ -9,8 +9,9 @@
 - zstd: the system libzstd when there is one (found with ctypes, registered like LZ4): :func:`zstd_frames`
   decompresses every batch of a run straight into one output buffer; otherwise python-zstandard does it.
 
-Everything here is an accelerator: when a library or symbol is missing, ``LZ4_NATIVE`` / ``ZSTD_NATIVE`` is
-false and :mod:`kafkalog_spark.format.compression`'s Python path does the work, with the same results.
+Everything here is an accelerator: when a library or symbol is missing, ``LZ4_NATIVE`` / ``ZSTD_NATIVE`` /
+``CRC_NATIVE`` is false and the Python path (:mod:`kafkalog_spark.format.compression`, the crc32c package)
+does the work. ``KAFKALOG_SPARK_NATIVE=0`` in the environment turns all three off (to compare, or debug).
 Anything unusual in a frame (checksum flags, content size, truncation, a failing block) is also left to the
 Python path, which produces the finding.
 """
@@ -19,6 +20,8 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import os
+import platform
 import threading
 
 import numpy as np
@@ -26,6 +29,8 @@ from llvmlite import ir
 from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
+
+_ENABLED = os.environ.get("KAFKALOG_SPARK_NATIVE", "1") != "0"
 
 # -- memcpy -------------------------------------------------------------------------------------------
 
@@ -53,13 +58,14 @@ _CRC_SYMBOL = "kafkalog_spark_crc32c_hw"
 def _register_crc32c() -> bool:
     """The crc32c package's hardware CRC (Mark Adler's three-way SSE4.2 loop) as a symbol for compiled code,
     after checking it against the package's own function on a few lengths."""
+    if not _ENABLED:
+        return False
     try:
-        import os
-
         import crc32c
         import llvmlite.binding as llvm
 
-        if not getattr(crc32c, "hardware_based", False):
+        # _crc32c_hw_adler is the package's x86 (SSE4.2) path; hardware_based says the CPU has it
+        if platform.machine().lower() not in ("x86_64", "amd64") or not getattr(crc32c, "hardware_based", False):
             return False
         fn = ctypes.CDLL(crc32c._crc32c.__file__)._crc32c_hw_adler
         fn.restype = ctypes.c_uint32
@@ -108,6 +114,8 @@ _LZ4_SYMBOL = "kafkalog_spark_LZ4_decompress_safe"
 
 
 def _register_lz4() -> bool:
+    if not _ENABLED:
+        return False
     try:
         import llvmlite.binding as llvm
         import lz4.block._block as block
@@ -230,6 +238,8 @@ _ZSTD_SYMBOL = "kafkalog_spark_ZSTD_decompressDCtx"
 
 
 def _load_zstd():
+    if not _ENABLED:
+        return None
     try:
         import llvmlite.binding as llvm
 
