@@ -119,28 +119,38 @@ GROUP_BYTES = 32 * 1024 * 1024
 RETAIN_BYTES = 2 * GROUP_BYTES
 
 
-class _Scratch(threading.local):
-    """The per-thread decompression buffer, reused from chunk to chunk: nothing built from it outlives a
-    chunk (decoding copies into fresh Arrow buffers), and reusing it avoids the page faults of fresh
-    allocations."""
+class _DecBuffer:
+    """The buffer one run of batches decompresses into, grown by doubling (the contents are kept)."""
+
+    def __init__(self, array: np.ndarray):
+        self.array = array
+
+    def grow(self, used: int, need: int) -> np.ndarray:
+        """The buffer with at least ``need`` bytes free after ``used``."""
+        if len(self.array) - used < need:
+            bigger = np.empty(max(2 * len(self.array), used + need, 1 << 20), np.uint8)
+            bigger[:used] = self.array[:used]
+            self.array = bigger
+        return self.array
+
+
+class _DecPool(threading.local):
+    """Decompression buffers kept from chunk to chunk (per thread): nothing built from one outlives its
+    group (decoding copies into fresh Arrow buffers), and reusing them avoids the page faults of fresh
+    allocations. Each run takes its own, so interleaved readers in one thread never share one."""
 
     def __init__(self) -> None:
-        self.dec = np.empty(0, np.uint8)
+        self.free: list[np.ndarray] = []
 
-    def grow_dec(self, used: int, need: int) -> np.ndarray:
-        """The decompression buffer with at least ``need`` bytes free after ``used`` (kept)."""
-        if len(self.dec) - used < need:
-            bigger = np.empty(max(2 * len(self.dec), used + need, 1 << 20), np.uint8)  # doubling: amortised
-            bigger[:used] = self.dec[:used]
-            self.dec = bigger
-        return self.dec
+    def take(self) -> _DecBuffer:
+        return _DecBuffer(self.free.pop() if self.free else np.empty(1 << 20, np.uint8))
 
-    def release_dec(self) -> None:
-        if len(self.dec) > RETAIN_BYTES:
-            self.dec = np.empty(0, np.uint8)
+    def give(self, buf: _DecBuffer) -> None:
+        if len(buf.array) <= RETAIN_BYTES and len(self.free) < 2:
+            self.free.append(buf.array)
 
 
-_scratch = _Scratch()
+_dec_pool = _DecPool()
 _LZ4_HC = lz4_header_checksums() if LZ4_NATIVE else np.zeros(4, np.uint8)
 
 
@@ -163,7 +173,15 @@ def _decompressed(chunk, h: V2Headers, starts: np.ndarray, ends: np.ndarray, ctx
     """Groups (lo, hi, data, region starts, region ends, counts) of batches lo..hi with their record bytes
     decompressed into one scratch buffer (uncompressed batches copied in); a batch that fails to decompress
     becomes a finding and an empty region. ``data`` is reused by the next group."""
-    s = _scratch
+    dec = _dec_pool.take()
+    try:
+        yield from _fill_groups(chunk, h, starts, ends, ctx, findings, cap, dec)
+    finally:
+        _dec_pool.give(dec)
+
+
+def _fill_groups(chunk, h: V2Headers, starts: np.ndarray, ends: np.ndarray, ctx: SegmentContext,
+                 findings: list[Finding], cap: int, dec: _DecBuffer):
     buf = chunk.buf
     codec = h.codec
     nb = len(codec)
@@ -176,19 +194,19 @@ def _decompressed(chunk, h: V2Headers, starts: np.ndarray, ends: np.ndarray, ctx
     change = np.flatnonzero(np.diff(codec)) + 1
     run_end = np.repeat(np.append(change, nb), np.diff(np.concatenate(([0], change, [nb]))))
     lo = i = o = 0
-    out = s.grow_dec(0, 1 << 20)
     while i < nb:
+        out = dec.array
         c = int(codec[i])
         if c == Codec.LZ4 and LZ4_NATIVE:
             j, o, reason = lz4_frames(buf, starts, ends, i, int(run_end[i]), out, o, cap, GROUP_BYTES, _LZ4_HC,
                                       r_start, r_end, python)
             for k in np.flatnonzero(python[i:j]) + i:
-                o = _python_batch(chunk, h, int(k), starts, ends, o, cap, r_start, r_end, counts, ctx, findings)
-                out = s.dec
+                o = _python_batch(chunk, h, int(k), starts, ends, o, cap, r_start, r_end, counts, ctx, findings,
+                                  dec)
             python[i:j] = False
             i = j
             if reason == LZ4_NEED_SPACE:
-                out = s.grow_dec(o, 4 << 20)
+                dec.grow(o, 4 << 20)
                 continue
             if reason == LZ4_DONE and o < GROUP_BYTES:
                 continue
@@ -202,20 +220,18 @@ def _decompressed(chunk, h: V2Headers, starts: np.ndarray, ends: np.ndarray, ctx
                     else f"corrupt zstd stream: {zstd_error_name(code)}"), counts, ctx, findings)
             i = j
             if reason == LZ4_NEED_SPACE:  # the batch needs more than the free space: double it
-                out = s.grow_dec(o, min(cap, max(1 << 20, 2 * (len(out) - o))))
+                dec.grow(o, min(cap, max(1 << 20, 2 * (len(out) - o))))
                 continue
             if reason == LZ4_DONE and o < GROUP_BYTES:
                 continue
         else:
-            o = _python_batch(chunk, h, i, starts, ends, o, cap, r_start, r_end, counts, ctx, findings)
-            out = s.dec
+            o = _python_batch(chunk, h, i, starts, ends, o, cap, r_start, r_end, counts, ctx, findings, dec)
             i += 1
         if o >= GROUP_BYTES or i == nb:
-            yield lo, i, out, r_start[lo:i], r_end[lo:i], counts[lo:i]
+            yield lo, i, dec.array, r_start[lo:i], r_end[lo:i], counts[lo:i]
             lo, o = i, 0
     if lo < nb:
-        yield lo, nb, out, r_start[lo:nb], r_end[lo:nb], counts[lo:nb]
-    s.release_dec()
+        yield lo, nb, dec.array, r_start[lo:nb], r_end[lo:nb], counts[lo:nb]
 
 
 def _failed(chunk, h: V2Headers, i: int, err: Exception, counts: np.ndarray, ctx: SegmentContext,
@@ -225,8 +241,9 @@ def _failed(chunk, h: V2Headers, i: int, err: Exception, counts: np.ndarray, ctx
     counts[i] = 0
 
 
-def _python_batch(chunk, h, i, starts, ends, o, cap, r_start, r_end, counts, ctx, findings) -> int:
-    """Batch i decompressed by the Python codecs (or copied when uncompressed) into the scratch buffer."""
+def _python_batch(chunk, h, i, starts, ends, o, cap, r_start, r_end, counts, ctx, findings, dec: _DecBuffer) -> int:
+    """Batch i decompressed by the Python codecs (or copied when uncompressed) into ``dec`` at o; returns the
+    new end."""
     s, e = int(starts[i]), int(ends[i])
     view = memoryview(chunk.raw)[s:e]
     if h.codec[i] == 0:
@@ -238,7 +255,7 @@ def _python_batch(chunk, h, i, starts, ends, o, cap, r_start, r_end, counts, ctx
             _failed(chunk, h, i, err, counts, ctx, findings)
             r_start[i] = r_end[i] = o
             return o
-    out = _scratch.grow_dec(o, len(piece))
+    out = dec.grow(o, len(piece))
     out[o:o + len(piece)] = np.frombuffer(piece, np.uint8)
     r_start[i] = o
     r_end[i] = o + len(piece)
