@@ -1,6 +1,8 @@
-"""Native helpers for the compiled kernels: memcpy, LZ4 block decompression and zstd.
+"""Native helpers for the compiled kernels: memcpy, CRC-32C, LZ4 and zstd decompression.
 
 - ``memcpy``: LLVM's memcpy intrinsic (libc's memcpy); numba's slice assignment is a byte loop.
+- CRC-32C: the crc32c package's hardware function, registered like LZ4 below (after a self-test):
+  :func:`crc32c_ranges` checksums every batch of a chunk in one call.
 - LZ4: python-lz4 (a dependency) exports liblz4's ``LZ4_decompress_safe``. Its address is registered with
   llvmlite under a private name at import, so kernels that call it stay cacheable (``cache=True``: the
   cached code names the symbol, and every process, Spark workers included, registers it before the first
