@@ -155,23 +155,15 @@ def _load_lines(path: str, filesystem: pafs.FileSystem | None, max_bytes: int, f
     return None if data is None else decode_lines(path, data, findings, encoding)
 
 
-@dataclass(slots=True)
-class OffsetCheckpointFile:
-    """An offset checkpoint at the log-dir root (recovery points, high watermarks, log start offsets,
-    cleaner offsets): ``offsets[(topic, partition)] = offset``. A later duplicate line wins, as in
-    Kafka's map, and is reported."""
+class _LineCheckpoint:
+    """``read``/``from_bytes`` for the line-based text files: the class parses decoded lines in ``_parse``."""
 
-    path: str
-    version: int | None = None
-    expected_count: int | None = None
-    offsets: dict[tuple[str, int], int] = field(default_factory=dict)
-    findings: list[Finding] = field(default_factory=list)
-
-    VERSION = 0
+    __slots__ = ()
 
     @classmethod
     def read(cls, path: str, filesystem: pafs.FileSystem | None = None, *,
              max_bytes: int = DEFAULT_MAX_CHECKPOINT_BYTES) -> Self:
+        """Read and parse; never raises on bad or missing content (see ``findings``)."""
         cp = cls(path)
         lines = _load_lines(path, filesystem, max_bytes, cp.findings)
         if lines is not None:
@@ -183,6 +175,21 @@ class OffsetCheckpointFile:
         cp = cls(path)
         cp._parse(decode_lines(path, data, cp.findings))
         return cp
+
+
+@dataclass(slots=True)
+class OffsetCheckpointFile(_LineCheckpoint):
+    """An offset checkpoint at the log-dir root (recovery points, high watermarks, log start offsets,
+    cleaner offsets): ``offsets[(topic, partition)] = offset``. A later duplicate line wins, as in
+    Kafka's map, and is reported."""
+
+    path: str
+    version: int | None = None
+    expected_count: int | None = None
+    offsets: dict[tuple[str, int], int] = field(default_factory=dict)
+    findings: list[Finding] = field(default_factory=list)
+
+    VERSION = 0
 
     @staticmethod
     def parse_entry(text: str) -> tuple[tuple[str, int], int] | None:
@@ -216,7 +223,7 @@ class EpochEntry(NamedTuple):
 
 
 @dataclass(slots=True)
-class LeaderEpochCheckpointFile:
+class LeaderEpochCheckpointFile(_LineCheckpoint):
     """``leader-epoch-checkpoint`` in a partition dir: the epoch -> start offset lineage the broker uses
     to truncate correctly after a leader change. Epochs must increase and start offsets not decrease
     (LeaderEpochFileCache keeps them so); a violation is a warning."""
@@ -228,21 +235,6 @@ class LeaderEpochCheckpointFile:
     findings: list[Finding] = field(default_factory=list)
 
     VERSION = 0
-
-    @classmethod
-    def read(cls, path: str, filesystem: pafs.FileSystem | None = None, *,
-             max_bytes: int = DEFAULT_MAX_CHECKPOINT_BYTES) -> Self:
-        cp = cls(path)
-        lines = _load_lines(path, filesystem, max_bytes, cp.findings)
-        if lines is not None:
-            cp._parse(lines)
-        return cp
-
-    @classmethod
-    def from_bytes(cls, data: bytes, path: str) -> Self:
-        cp = cls(path)
-        cp._parse(decode_lines(path, data, cp.findings))
-        return cp
 
     @staticmethod
     def parse_entry(text: str) -> EpochEntry | None:
@@ -270,7 +262,7 @@ class LeaderEpochCheckpointFile:
 
 
 @dataclass(slots=True)
-class PartitionMetadataFile:
+class PartitionMetadataFile(_LineCheckpoint):
     """``partition.metadata``: ``version: 0`` then ``topic_id: <22-char URL-safe base64 Uuid>``, which ties
     the directory to one incarnation of the topic (a re-created topic gets a new id). Parsed as
     PartitionMetadataReadBuffer does: each line split on ``:`` + whitespace into two parts; a version
@@ -280,21 +272,6 @@ class PartitionMetadataFile:
     version: int | None = None
     topic_id: str | None = None
     findings: list[Finding] = field(default_factory=list)
-
-    @classmethod
-    def read(cls, path: str, filesystem: pafs.FileSystem | None = None, *,
-             max_bytes: int = DEFAULT_MAX_CHECKPOINT_BYTES) -> Self:
-        pm = cls(path)
-        lines = _load_lines(path, filesystem, max_bytes, pm.findings)
-        if lines is not None:
-            pm._parse(lines)
-        return pm
-
-    @classmethod
-    def from_bytes(cls, data: bytes, path: str) -> Self:
-        pm = cls(path)
-        pm._parse(decode_lines(path, data, pm.findings))
-        return pm
 
     def _parse(self, lines: list[Line]) -> None:
         colon = re.compile(r":[ \t\n\x0b\f\r]+")

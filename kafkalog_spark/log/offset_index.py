@@ -101,6 +101,36 @@ def first_violation_findings(path: str, bad_slots: np.ndarray, entry_size: int, 
     return out
 
 
+class IndexFile:
+    """``read``/``from_bytes`` shared by the offset and time indexes: read (capped), ``_parse``, then the
+    class's ``sanity_check``. ``KIND`` prefixes the finding kinds (``index_too_large``, ...)."""
+
+    __slots__ = ()
+    KIND = "index"
+
+    @classmethod
+    def read(cls, path: str, filesystem: pafs.FileSystem | None = None, *, base_offset: int | None = None,
+             max_bytes: int = DEFAULT_MAX_INDEX_BYTES) -> Self:
+        """Read and check an index; never raises on bad or missing content (see ``findings``)."""
+        findings: list[Finding] = []
+        base = base_offset_for(path, base_offset, findings, f"{cls.KIND}_bad_file_name")
+        idx = cls(path, base, findings=findings)
+        data = read_capped(path, filesystem, max_bytes, findings, too_large_kind=f"{cls.KIND}_too_large")
+        if data is None:
+            return idx
+        idx._parse(data)
+        findings.extend(idx.sanity_check())
+        return idx
+
+    @classmethod
+    def from_bytes(cls, data: bytes, path: str, base_offset: int) -> Self:
+        """Parse an index already in memory (``path`` only names it in findings and dump output)."""
+        idx = cls(path, base_offset)
+        idx._parse(data)
+        idx.findings.extend(idx.sanity_check())
+        return idx
+
+
 class OffsetPosition(NamedTuple):
     """One offset index entry (Kafka's OffsetPosition): absolute offset, byte position in the .log."""
 
@@ -109,7 +139,7 @@ class OffsetPosition(NamedTuple):
 
 
 @dataclass(slots=True)
-class OffsetIndex:
+class OffsetIndex(IndexFile):
     """A parsed ``.index`` file.
 
     ``offsets``/``positions`` hold the valid entries (absolute offsets, byte positions; int64 numpy
@@ -131,28 +161,6 @@ class OffsetIndex:
     last_slot_offset: int | None = None  # Kafka's lastOffset: the LAST RAW slot, zero tail or not
     loaded: bool = False  # False when the file could not be read (see findings)
     findings: list[Finding] = field(default_factory=list)
-
-    @classmethod
-    def read(cls, path: str, filesystem: pafs.FileSystem | None = None, *, base_offset: int | None = None,
-             max_bytes: int = DEFAULT_MAX_INDEX_BYTES) -> Self:
-        """Read and check an offset index; never raises on bad or missing content (see ``findings``)."""
-        findings: list[Finding] = []
-        base = base_offset_for(path, base_offset, findings, "index_bad_file_name")
-        idx = cls(path, base, findings=findings)
-        data = read_capped(path, filesystem, max_bytes, findings, too_large_kind="index_too_large")
-        if data is None:
-            return idx
-        idx._parse(data)
-        findings.extend(idx.sanity_check())
-        return idx
-
-    @classmethod
-    def from_bytes(cls, data: bytes, path: str, base_offset: int) -> Self:
-        """Parse an index already in memory (``path`` only names it in findings and dump output)."""
-        idx = cls(path, base_offset)
-        idx._parse(data)
-        idx.findings.extend(idx.sanity_check())
-        return idx
 
     def _parse(self, data: bytes) -> None:
         self.loaded = True

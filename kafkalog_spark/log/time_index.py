@@ -11,19 +11,12 @@ valid entries at a timestamp lower than the previous one (Kafka never appends su
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import NamedTuple, Self
+from typing import NamedTuple
 
 import numpy as np
-import pyarrow.fs as pafs
 
 from ..findings import Finding, Severity
-from .offset_index import (
-    DEFAULT_MAX_INDEX_BYTES,
-    base_offset_for,
-    first_violation_findings,
-    read_capped,
-    zero_tail_finding,
-)
+from .offset_index import IndexFile, first_violation_findings, zero_tail_finding
 
 ENTRY_SIZE = 12
 TIME_INDEX_DTYPE = np.dtype([("timestamp", ">i8"), ("relative_offset", ">i4")])
@@ -38,7 +31,9 @@ class TimestampOffset(NamedTuple):
 
 
 @dataclass(slots=True)
-class TimeIndex:
+class TimeIndex(IndexFile):
+    KIND = "timeindex"
+
     """A parsed ``.timeindex`` file.
 
     ``timestamps``/``offsets`` (int64 numpy arrays, absolute offsets) hold the valid entries.
@@ -61,28 +56,6 @@ class TimeIndex:
     first_slot: TimestampOffset | None = None  # raw slot 0 and the last raw slot, as Kafka's sanityCheck
     last_slot: TimestampOffset | None = None  # sees them (zero tail included)
     findings: list[Finding] = field(default_factory=list)
-
-    @classmethod
-    def read(cls, path: str, filesystem: pafs.FileSystem | None = None, *, base_offset: int | None = None,
-             max_bytes: int = DEFAULT_MAX_INDEX_BYTES) -> Self:
-        """Read and check a time index; never raises on bad or missing content (see ``findings``)."""
-        findings: list[Finding] = []
-        base = base_offset_for(path, base_offset, findings, "timeindex_bad_file_name")
-        idx = cls(path, base, findings=findings)
-        data = read_capped(path, filesystem, max_bytes, findings, too_large_kind="timeindex_too_large")
-        if data is None:
-            return idx
-        idx._parse(data)
-        findings.extend(idx.sanity_check())
-        return idx
-
-    @classmethod
-    def from_bytes(cls, data: bytes, path: str, base_offset: int) -> Self:
-        """Parse a time index already in memory (``path`` only names it in findings and dump output)."""
-        idx = cls(path, base_offset)
-        idx._parse(data)
-        idx.findings.extend(idx.sanity_check())
-        return idx
 
     def _parse(self, data: bytes) -> None:
         self.length = len(data)
