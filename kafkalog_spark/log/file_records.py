@@ -29,6 +29,8 @@ from .files import open_read
 
 DEFAULT_CHUNK_BYTES = 8 * 1024 * 1024
 DEFAULT_MAX_BATCH_BYTES = 256 * 1024 * 1024
+# Bytes read past the end of a range for the entry that straddles it (a larger one is read on its own)
+END_SLACK = 1024 * 1024
 
 
 @dataclass(slots=True)
@@ -104,7 +106,8 @@ class FileRecords:
             self.valid_bytes = 0
             stores: list[np.ndarray] = []
             while pos < end:
-                want = min(self.chunk_bytes, size - pos)
+                # the last entry may extend past ``end``: read up to END_SLACK beyond it, not a whole chunk
+                want = min(self.chunk_bytes, size - pos, end - pos + END_SLACK)
                 store = _free_store(stores, want)
                 data = memoryview(store)[:_read_into(f, store, want, pos)]
                 del store
