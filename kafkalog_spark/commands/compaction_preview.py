@@ -13,10 +13,9 @@ configuration error.
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import sys
 
-from .output import print_json, print_table, progress
+from .output import add_config_arguments, parse_time, print_json, print_table, progress
 
 TABLE_COLUMNS = ["topic", "partition", "cleanOrder", "wouldClean", "cleanReason", "dirtyRatio", "firstDirtyOffset",
                  "firstUncleanableOffset", "uncleanableReason", "endOffset", "recordsRemoved", "bytesRemoved",
@@ -26,27 +25,11 @@ SEGMENT_COLUMNS = ["topic", "partition", "baseOffset", "section", "inPass", "cle
                    "markersRemoved", "markersKept"]
 
 
-def parse_now(text: str | None) -> int:
-    """Epoch milliseconds from ``--now``: epoch milliseconds, or ISO 8601 (no zone means UTC); None: now."""
-    if text is None:
-        return int(dt.datetime.now(dt.UTC).timestamp() * 1000)
-    text = text.strip()
-    if text.lstrip("-").isdigit():
-        return int(text)
-    try:
-        value = dt.datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
-    except ValueError:
-        raise ValueError(f"--now {text}: expected epoch milliseconds or an ISO 8601 time") from None
-    if value.tzinfo is None:
-        value = value.replace(tzinfo=dt.UTC)
-    return int(value.timestamp() * 1000)
-
-
 def run(args: argparse.Namespace) -> int:
     from ..config.topic_config import ConfigError, effective_config, load_broker_properties, load_topic_overrides
 
     try:
-        now_ms = parse_now(args.now)
+        now_ms = parse_time(args.now, "--now")
         what_if = list(args.what_if)
         broker = load_broker_properties(args.broker_config) if args.broker_config else None
         overrides = load_topic_overrides(args.topic_config) if args.topic_config else None
@@ -91,12 +74,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                                    "first dirty/uncleanable offsets, dirty ratio, whether and in which order it "
                                    "cleans, what each pass removes.")
     p.add_argument("log_dirs", nargs="+", metavar="LOGDIR", help="broker log dirs or partition dirs")
-    p.add_argument("--broker-config", metavar="server.properties", help="the broker's server.properties")
-    p.add_argument("--topic-config", metavar="FILE",
-                   help="per-topic overrides: kafka-configs --describe output, INI, YAML subset or JSON")
+    add_config_arguments(p)
     p.add_argument("--now", metavar="ISO8601|epoch-ms", help="the clean time to assume (default: now)")
-    p.add_argument("--set", action="append", default=[], metavar="key=value", dest="what_if",
-                   help="what-if setting for every topic (repeatable), e.g. min.cleanable.dirty.ratio=0.1")
     p.add_argument("--topic", action="append", dest="topics", metavar="TOPIC", help="only this topic (repeatable)")
     p.add_argument("--simulate-all", action="store_true",
                    help="also simulate the pass for compacted partitions the cleaner would not pick now")

@@ -14,9 +14,9 @@ import datetime as dt
 import json
 import os
 import sys
-import time
 
 from ..config import ConfigError, effective_config, load_broker_properties, load_topic_overrides, parse_assignments
+from .output import add_config_arguments, parse_time, print_table
 
 PROG = "kafkalog retention-plan"
 TABLE_COLUMNS = ["topic", "partition", "baseOffset", "size", "largestTimestamp", "deletable", "rule", "reason",
@@ -30,12 +30,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         description="Predict, offline, which segments a Kafka broker's retention deletes and the new log start "
                     "offsets, with the broker's own rules. --set key=value shows a what-if next to the current plan.")
     p.add_argument("log_dirs", nargs="+", metavar="LOGDIR", help="broker log dirs or partition dirs")
-    p.add_argument("--broker-config", metavar="server.properties", help="the broker's server.properties")
-    p.add_argument("--topic-config", metavar="FILE",
-                   help="per-topic overrides: kafka-configs --describe output, [topic] INI sections, YAML or JSON")
+    add_config_arguments(p)
     p.add_argument("--as-of", metavar="ISO8601|epoch-ms", help="when retention runs (default: now)")
-    p.add_argument("--set", dest="what_if", action="append", default=[], metavar="key=value",
-                   help="what-if config for every topic (repeatable), e.g. --set retention.ms=86400000")
     p.add_argument("--topics", metavar="T1,T2", help="only these topics")
     p.add_argument("--include-internal", action="store_true", help="also plan internal topics")
     p.add_argument("--json", action="store_true", help="JSON Lines: one object per segment")
@@ -44,20 +40,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def parse_as_of(text: str | None) -> int:
-    """Epoch milliseconds from digits, or an ISO 8601 time (no zone: UTC); None means now."""
-    if text is None:
-        return int(time.time() * 1000)
-    text = text.strip()
-    if text.lstrip("-").isdigit():
-        return int(text)
-    try:
-        when = dt.datetime.fromisoformat(text)
-    except ValueError:
-        raise ValueError(f"--as-of {text!r}: expected ISO 8601 (e.g. 2024-05-01T12:00:00Z) or epoch milliseconds")\
-            from None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=dt.UTC)
-    return int(when.timestamp() * 1000)
+    return parse_time(text, "--as-of")
 
 
 def _iso(ms: int | None) -> str | None:
@@ -69,15 +52,6 @@ def _iso(ms: int | None) -> str | None:
 def _error(message: str) -> int:
     print(f"{PROG}: error: {message}", file=sys.stderr)
     return 2
-
-
-def _print_table(rows: list[dict], columns: list[str], out) -> None:
-    cells = [["" if r.get(c) is None else str(r[c]).lower() if isinstance(r[c], bool) else str(r[c])
-              for c in columns] for r in rows]
-    widths = [max([len(c)] + [len(row[i]) for row in cells]) for i, c in enumerate(columns)]
-    print("  ".join(c.ljust(w) for c, w in zip(columns, widths, strict=True)).rstrip(), file=out)
-    for row in cells:
-        print("  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)).rstrip(), file=out)
 
 
 def _summary(rows: list[dict], what_if: bool, out) -> None:
@@ -155,6 +129,6 @@ def run(args: argparse.Namespace, out=None) -> int:
           file=out)
     table = [r | {"largestTimestamp": _iso(r["largestTimestamp"]), "eligibleAt": _iso(r["eligibleAtMs"])}
              for r in rows]
-    _print_table(table, TABLE_COLUMNS + (WHAT_IF_TABLE_COLUMNS if what_if else []), out)
+    print_table(table, TABLE_COLUMNS + (WHAT_IF_TABLE_COLUMNS if what_if else []), out)
     _summary(rows, bool(what_if), out)
     return 0
