@@ -68,13 +68,11 @@ class NightlyConfig:
 
 def read_views(spark: SparkSession, config: NightlyConfig, log_dirs: Sequence[str]) -> dict[str, DataFrame]:
     """The source's views over ``log_dirs``, cached: every analysis reads them again."""
-    def view(name: str) -> DataFrame:
-        reader = (spark.read.format("kafkalog").option("view", name)
-                  .option("includeInternal", str(config.include_internal).lower())
-                  .option("maxSplitBytes", config.max_split_bytes))
-        return reader.load(list(log_dirs)).persist()
+    from .source import read_views as source_views
 
-    return {name: view(name) for name in VIEWS}
+    views = source_views(spark, log_dirs, VIEWS, includeInternal=str(config.include_internal).lower(),
+                         maxSplitBytes=config.max_split_bytes)
+    return {name: df.persist() for name, df in views.items()}
 
 
 def topic_configs(config: NightlyConfig, topics: list[str]) -> dict[str, TopicConfig]:

@@ -496,13 +496,10 @@ def compaction_preview(records: DataFrame, batches: DataFrame, segments: DataFra
 
 def read_views(spark, paths: list[str], topics: Iterable[str] | None = None) -> dict[str, DataFrame]:
     """The four views :func:`compaction_preview` needs, for log dirs or partition dirs."""
-    out = {}
-    for view in ("records", "batches", "segments", "partition_files"):
-        reader = spark.read.format("kafkalog").option("view", view).option("includeInternal", "true")
-        if topics:
-            reader = reader.option("topics", ",".join(topics))
-        out[view] = reader.load(list(paths))
-    return out
+    from ..source import read_views as source_views
+
+    return source_views(spark, paths, ("records", "batches", "segments", "partition_files"),
+                        topics=",".join(topics) if topics else None)
 
 
 def preview_log_dirs(spark, paths: list[str], configs: ConfigSource, now_ms: int, **kwargs: Any) -> CompactionPreview:

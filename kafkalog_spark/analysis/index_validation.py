@@ -169,10 +169,9 @@ def read_views(spark: SparkSession, paths: Sequence[str] | str, *, records: bool
                **options: str) -> dict[str, DataFrame]:
     """The views :func:`index_findings` takes, read by the `kafkalog` source (internal topics included
     unless ``includeInternal`` says otherwise). ``records=True`` adds the records view (a full decode)."""
-    paths = [paths] if isinstance(paths, str) else list(paths)
-    opts = {"includeInternal": "true"} | {k: str(v) for k, v in options.items()}
-    names = [*VIEWS, "records"] if records else list(VIEWS)
-    return {v: spark.read.format("kafkalog").options(**opts).option("view", v).load(paths) for v in names}
+    from ..source import read_views as source_views
+
+    return source_views(spark, paths, [*VIEWS, "records"] if records else VIEWS, **options)
 
 
 def validate(spark: SparkSession, paths: Sequence[str] | str, *, records: bool = False, **options: str) -> DataFrame:

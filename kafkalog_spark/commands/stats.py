@@ -16,25 +16,26 @@ STATS_COLUMNS = ["topic", "partition", "baseOffset", "isActive", "records", "bat
 FINDING_COLUMNS = ["severity", "check", "topic", "partition", "baseOffset", "file", "position", "detail"]
 
 
-def _views(args: argparse.Namespace, names: tuple[str, ...]):
-    from ..nightly import NightlyConfig, read_views
+def _session(args: argparse.Namespace):
     from ..session import local_session
 
     progress(f"reading {len(args.log_dirs)} log dir(s) with a local Spark session")
-    spark = local_session("kafkalog-cli", delta=False, extra={"spark.ui.showConsoleProgress": "false"})
-    config = NightlyConfig(log_dirs=tuple(args.log_dirs), location=None, include_internal=args.include_internal)
-    views = read_views(spark, config, args.log_dirs)
-    return spark, {k: v for k, v in views.items() if k in names}
+    return local_session("kafkalog-cli", delta=False, extra={"spark.ui.showConsoleProgress": "false"})
 
 
 def run_stats(args: argparse.Namespace) -> int:
     from ..analysis.segment_stats import segment_stats
+    from ..source import read_views
 
-    _, v = _views(args, ("segments", "batches", "records", "partition_files"))
-    progress("computing segment statistics")
-    rows = [r.asDict(recursive=True) for r in segment_stats(v["segments"], v["batches"], v["records"],
-                                                            v["partition_files"])
-            .orderBy("topic", "partition", "baseOffset").collect()]
+    spark = _session(args)
+    rows: list[dict] = []
+    for log_dir in args.log_dirs:  # each on its own: replicas of one partition stay apart
+        progress(f"computing segment statistics of {log_dir}")
+        v = read_views(spark, log_dir, ("segments", "batches", "records", "partition_files"),
+                       includeInternal=str(args.include_internal).lower())
+        stats = segment_stats(v["segments"], v["batches"], v["records"], v["partition_files"])
+        rows += [{"logDir": log_dir} | r.asDict(recursive=True)
+                 for r in stats.orderBy("topic", "partition", "baseOffset").collect()]
     if args.json:
         print_json(rows)
     else:
@@ -57,12 +58,13 @@ def junit_xml(rows: list[dict]) -> bytes:
 
 
 def run_validate(args: argparse.Namespace) -> int:
-    from ..analysis.index_validation import index_findings
+    from ..analysis.index_validation import validate
 
-    spark, v = _views(args, ("segments", "batches", "index", "partition_files", "records"))
+    spark = _session(args)
     progress("validating indexes, CRCs and files")
-    findings = index_findings(spark, v, log_dirs=args.log_dirs)
+    findings = validate(spark, args.log_dirs, records=True, includeInternal=str(args.include_internal).lower())
     rows = [r.asDict() for r in findings.orderBy("topic", "partition", "baseOffset", "file", "position").collect()]
+    spark.catalog.clearCache()
     shown = [r for r in rows if args.all or r["severity"] != "info"]
     if args.json:
         print_json(shown)

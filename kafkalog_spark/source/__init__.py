@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from pyspark.sql import SparkSession
+from collections.abc import Iterable, Sequence
+
+from pyspark.sql import DataFrame, SparkSession
 
 from .datasource import KafkaLogDataSource
 
@@ -19,4 +21,13 @@ def register(spark: SparkSession) -> None:
     spark.dataSource.register(KafkaLogDataSource)
 
 
-__all__ = ["KafkaLogDataSource", "register"]
+def read_views(spark: SparkSession, paths: str | Sequence[str], views: Iterable[str],
+               **options: object) -> dict[str, DataFrame]:
+    """The source's ``views`` of the same log dirs or partition dirs, by name. Internal topics are included
+    unless ``includeInternal`` says otherwise; options whose value is None are left out."""
+    paths = [paths] if isinstance(paths, str) else list(paths)
+    opts = {"includeInternal": "true"} | {k: str(v) for k, v in options.items() if v is not None}
+    return {v: spark.read.format("kafkalog").options(**opts).option("view", v).load(paths) for v in views}
+
+
+__all__ = ["KafkaLogDataSource", "read_views", "register"]
