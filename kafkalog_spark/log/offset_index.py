@@ -107,6 +107,7 @@ class IndexFile:
 
     __slots__ = ()
     KIND = "index"
+    ENTRY_SIZE = 8
 
     @classmethod
     def read(cls, path: str, filesystem: pafs.FileSystem | None = None, *, base_offset: int | None = None,
@@ -129,6 +130,27 @@ class IndexFile:
         idx._parse(data)
         idx.findings.extend(idx.sanity_check())
         return idx
+
+
+    def _record_tail(self, data: bytes, first_slot: int, slots: int) -> None:
+        """The slots from ``first_slot`` on are past the valid entries: report them (zeros or not)."""
+        self.tail_start = first_slot * self.ENTRY_SIZE
+        tail = zero_tail_finding(self.path, data, self.tail_start, slots * self.ENTRY_SIZE, self.KIND,
+                                 self.ENTRY_SIZE)
+        self.tail_all_zero = tail.kind == f"{self.KIND}_zero_tail"
+        self.findings.append(tail)
+
+    @property
+    def has_zero_tail(self) -> bool:
+        return self.tail_start is not None and self.tail_all_zero
+
+    @property
+    def zero_tail_start(self) -> int | None:
+        """Byte where the zero tail begins, ``None`` without one."""
+        return self.tail_start if self.has_zero_tail else None
+
+    def __len__(self) -> int:
+        return self.entry_count
 
 
 class OffsetPosition(NamedTuple):
@@ -177,26 +199,11 @@ class OffsetIndex(IndexFile):
         if n:
             self.last_slot_offset = self.base_offset + int(rel[-1])
         if valid < n:
-            self.tail_start = valid * ENTRY_SIZE
-            tail = zero_tail_finding(self.path, data, valid * ENTRY_SIZE, n * ENTRY_SIZE, "index", ENTRY_SIZE)
-            self.tail_all_zero = tail.kind == "index_zero_tail"
-            self.findings.append(tail)
+            self._record_tail(data, valid, n)
 
     @property
     def entry_count(self) -> int:
         return len(self.offsets)
-
-    @property
-    def has_zero_tail(self) -> bool:
-        return self.tail_start is not None and self.tail_all_zero
-
-    @property
-    def zero_tail_start(self) -> int | None:
-        """Byte where the zero tail begins, ``None`` without one."""
-        return self.tail_start if self.has_zero_tail else None
-
-    def __len__(self) -> int:
-        return self.entry_count
 
     def entry(self, i: int) -> OffsetPosition:
         """The i-th valid entry."""

@@ -16,7 +16,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..findings import Finding, Severity
-from .offset_index import IndexFile, first_violation_findings, zero_tail_finding
+from .offset_index import IndexFile, first_violation_findings
 
 ENTRY_SIZE = 12
 TIME_INDEX_DTYPE = np.dtype([("timestamp", ">i8"), ("relative_offset", ">i4")])
@@ -33,6 +33,7 @@ class TimestampOffset(NamedTuple):
 @dataclass(slots=True)
 class TimeIndex(IndexFile):
     KIND = "timeindex"
+    ENTRY_SIZE = ENTRY_SIZE
 
     """A parsed ``.timeindex`` file.
 
@@ -80,11 +81,7 @@ class TimeIndex(IndexFile):
                 f" the valid entries end here ({dump_end - valid} more up to the zero-offset rule)",
                 Severity.ERROR))
         if dump_end < n:
-            self.tail_start = dump_end * ENTRY_SIZE
-            tail = zero_tail_finding(self.path, data, dump_end * ENTRY_SIZE, n * ENTRY_SIZE, "timeindex",
-                                     ENTRY_SIZE)
-            self.tail_all_zero = tail.kind == "timeindex_zero_tail"
-            self.findings.append(tail)
+            self._record_tail(data, dump_end, n)
 
     @property
     def entry_count(self) -> int:
@@ -93,18 +90,6 @@ class TimeIndex(IndexFile):
     @property
     def dump_count(self) -> int:
         return len(self.dump_timestamps)
-
-    @property
-    def has_zero_tail(self) -> bool:
-        return self.tail_start is not None and self.tail_all_zero
-
-    @property
-    def zero_tail_start(self) -> int | None:
-        """Byte where the zero tail begins, ``None`` without one."""
-        return self.tail_start if self.has_zero_tail else None
-
-    def __len__(self) -> int:
-        return self.entry_count
 
     def entry(self, i: int) -> TimestampOffset:
         return TimestampOffset(int(self.timestamps[i]), int(self.offsets[i]))
