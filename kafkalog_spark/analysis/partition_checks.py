@@ -158,7 +158,7 @@ def _row(log_dir_tp, severity, check, file, position=-1, expected=None, found=No
 def _checkpoint(path: str, rows: list[dict], positions: list[tuple]) -> dict | None:
     """Entries of one root offset checkpoint by topic-partition, with line positions; its findings to rows."""
     from ..log.checkpoints import DEFAULT_MAX_CHECKPOINT_BYTES, OffsetCheckpointFile, decode_lines
-    from ..log.offset_index import read_capped
+    from ..log.files import read_capped
 
     found: list = []
     data = read_capped(path, None, DEFAULT_MAX_CHECKPOINT_BYTES, found, refuse_larger=True,

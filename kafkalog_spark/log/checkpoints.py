@@ -22,7 +22,7 @@ from typing import Any, NamedTuple, Self
 import pyarrow.fs as pafs
 
 from ..findings import Finding, Severity
-from .offset_index import read_capped
+from .files import read_capped
 
 DEFAULT_MAX_CHECKPOINT_BYTES = 8 * 1024 * 1024
 

@@ -11,6 +11,8 @@ from contextlib import contextmanager
 
 import pyarrow.fs as pafs
 
+from ..findings import Finding, Severity
+
 
 def resolve(path: str, filesystem: pafs.FileSystem | None = None) -> tuple[pafs.FileSystem, str]:
     """Return (filesystem, path inside it) for a local path or a URI such as ``s3://bucket/dir``."""
@@ -32,13 +34,30 @@ def open_read(path: str, filesystem: pafs.FileSystem | None = None) -> Iterator[
         f.close()
 
 
-def read_bytes(path: str, filesystem: pafs.FileSystem | None = None, limit: int | None = None) -> bytes:
-    """Read a small file whole (indexes, checkpoints); ``limit`` caps what is read."""
-    with open_read(path, filesystem) as f:
-        size = f.size()
-        return f.read_at(size if limit is None else min(size, limit), 0)
+def read_capped(path: str, filesystem: pafs.FileSystem | None, max_bytes: int, findings: list[Finding], *,
+                missing_severity: Severity = Severity.WARNING, refuse_larger: bool = False,
+                too_large_kind: str = "file_too_large") -> bytes | None:
+    """Read ``path`` whole (at most ``max_bytes``), never raising.
 
-
-def file_size(path: str, filesystem: pafs.FileSystem | None = None) -> int:
-    fs, inner = resolve(path, filesystem)
-    return fs.get_file_info(inner).size
+    A missing file becomes a ``missing_file`` finding (its severity depends on the file kind: an index
+    may legally be absent, Kafka rebuilds it), any other I/O error ``unreadable_file``. A file larger
+    than ``max_bytes`` gets a ``too_large_kind`` finding; with ``refuse_larger`` nothing is returned
+    (text checkpoints: a huge one is not a checkpoint), otherwise the first ``max_bytes`` are.
+    Returns ``None`` when nothing could (or should) be parsed.
+    """
+    try:
+        with open_read(path, filesystem) as f:
+            size = f.size()
+            if size > max_bytes:
+                what = "not parsed" if refuse_larger else "only the first part is read"
+                findings.append(Finding(path, max_bytes, too_large_kind,
+                                        f"file is {size} bytes, more than the {max_bytes}-byte cap; {what}",
+                                        Severity.ERROR))
+                if refuse_larger:
+                    return None
+            return f.read_at(min(size, max_bytes), 0) if size else b""
+    except FileNotFoundError as e:
+        findings.append(Finding(path, -1, "missing_file", f"file not found: {e}", missing_severity))
+    except OSError as e:  # permissions, a directory, a remote filesystem error
+        findings.append(Finding(path, -1, "unreadable_file", f"{type(e).__name__}: {e}", Severity.ERROR))
+    return None

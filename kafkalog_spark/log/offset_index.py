@@ -22,7 +22,7 @@ import numpy as np
 import pyarrow.fs as pafs
 
 from ..findings import Finding, Severity
-from .files import open_read
+from .files import read_capped
 
 ENTRY_SIZE = 8
 OFFSET_INDEX_DTYPE = np.dtype([("relative_offset", ">i4"), ("position", ">i4")])
@@ -45,35 +45,6 @@ def offset_from_file_name(path: str) -> int | None:
     """Kafka's offsetFromFile: the digits before the first ``.`` of the name; ``None`` if not a number."""
     m = _BASE_NAME.match(base_name(path))
     return int(m[1]) if m else None
-
-
-def read_capped(path: str, filesystem: pafs.FileSystem | None, max_bytes: int, findings: list[Finding], *,
-                missing_severity: Severity = Severity.WARNING, refuse_larger: bool = False,
-                too_large_kind: str = "file_too_large") -> bytes | None:
-    """Read ``path`` whole (at most ``max_bytes``), never raising.
-
-    A missing file becomes a ``missing_file`` finding (its severity depends on the file kind: an index
-    may legally be absent, Kafka rebuilds it), any other I/O error ``unreadable_file``. A file larger
-    than ``max_bytes`` gets a ``too_large_kind`` finding; with ``refuse_larger`` nothing is returned
-    (text checkpoints: a huge one is not a checkpoint), otherwise the first ``max_bytes`` are.
-    Returns ``None`` when nothing could (or should) be parsed.
-    """
-    try:
-        with open_read(path, filesystem) as f:
-            size = f.size()
-            if size > max_bytes:
-                what = "not parsed" if refuse_larger else "only the first part is read"
-                findings.append(Finding(path, max_bytes, too_large_kind,
-                                        f"file is {size} bytes, more than the {max_bytes}-byte cap; {what}",
-                                        Severity.ERROR))
-                if refuse_larger:
-                    return None
-            return f.read_at(min(size, max_bytes), 0) if size else b""
-    except FileNotFoundError as e:
-        findings.append(Finding(path, -1, "missing_file", f"file not found: {e}", missing_severity))
-    except OSError as e:  # permissions, a directory, a remote filesystem error
-        findings.append(Finding(path, -1, "unreadable_file", f"{type(e).__name__}: {e}", Severity.ERROR))
-    return None
 
 
 def base_offset_for(path: str, base_offset: int | None, findings: list[Finding], kind: str) -> int:

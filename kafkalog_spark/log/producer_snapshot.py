@@ -19,7 +19,8 @@ import pyarrow.fs as pafs
 
 from ..findings import Finding, Severity
 from ..format.crc import crc32c
-from .offset_index import offset_from_file_name, read_capped
+from .files import read_capped
+from .offset_index import offset_from_file_name
 
 HEADER_SIZE = 10  # version (2) + crc (4) + entry count (4)
 CRC_OFFSET = 2

@@ -16,7 +16,8 @@ import numpy as np
 import pyarrow.fs as pafs
 
 from ..findings import Finding, Severity
-from .offset_index import base_offset_for, first_violation_findings, read_capped
+from .files import read_capped
+from .offset_index import base_offset_for, first_violation_findings
 
 ENTRY_SIZE = 34
 CURRENT_VERSION = 0

@@ -9,7 +9,7 @@ its `.index` so one big segment uses every core; small segments are grouped (eac
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import pyarrow.fs as pafs
 
@@ -31,14 +31,6 @@ class SegmentSplit:
     end: int | None
     size: int  # bytes this split covers, for grouping
     aborted: tuple[tuple[int, int, int], ...] = ()  # (producerId, firstOffset, lastOffset) of the partition
-
-
-@dataclass
-class PartitionPlan:
-    """A partition dir with the segments that survived pruning (for the non-`.log` views)."""
-
-    log: PartitionLog
-    segments: list[LogSegment] = field(default_factory=list)
 
 
 def select_partitions(opts: SourceOptions, pushdown: Pushdown,
@@ -131,7 +123,7 @@ def split_points(seg: LogSegment, max_split_bytes: int, start: int, filesystem=N
         candidates = list(zip(index.positions.tolist(), index.offsets.tolist(), strict=True))
     points = [start]
     with open_read(seg.log, filesystem) as f:
-        chosen = [(p, o) for p, o in _thin(candidates, start, max_split_bytes)]
+        chosen = _thin(candidates, start, max_split_bytes)
         if chosen and all(_is_boundary(f, p, seg.base_offset, o) for p, o in chosen):
             points += [p for p, _ in chosen]
         else:
