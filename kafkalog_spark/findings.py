@@ -7,24 +7,27 @@ byte position, so a person can open the file at that position, and a Delta table
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from enum import StrEnum
 
-
-class Severity(StrEnum):
-    ERROR = "error"  # data is damaged or unreadable: a reader could not trust what it got
-    WARNING = "warning"  # suspicious, but Kafka itself tolerates it (e.g. a truncated tail)
-    INFO = "info"  # worth knowing, normal for some topics (e.g. offset gaps after compaction)
+from .finding_kinds import Severity, finding_kind
 
 
 @dataclass(frozen=True, slots=True)
 class Finding:
-    """One problem in one file. ``position`` is a byte offset into ``file`` (-1 when not positional)."""
+    """One problem in one file. ``position`` is a byte offset into ``file`` (-1 when not positional).
+
+    ``kind`` is a name from the catalogue (:mod:`kafkalog_spark.finding_kinds`); ``severity`` defaults to
+    the catalogue's for that kind."""
 
     file: str
     position: int
     kind: str
     detail: str
-    severity: Severity = Severity.ERROR
+    severity: Severity | None = None
+
+    def __post_init__(self) -> None:
+        default = finding_kind(self.kind).severity  # an unknown kind is a bug: fail where it is made
+        if self.severity is None:
+            object.__setattr__(self, "severity", default)
 
     def as_dict(self) -> dict:
         d = asdict(self)

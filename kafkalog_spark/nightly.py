@@ -19,7 +19,7 @@ from pathlib import Path
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from .config.topic_config import TopicConfig
+from .config import TopicConfig
 from .delta import TableLocation, read_snapshot, write_snapshot
 
 VIEWS = ("segments", "batches", "records", "index", "partition_files")
@@ -77,7 +77,7 @@ def read_views(spark: SparkSession, config: NightlyConfig, log_dirs: Sequence[st
 
 def topic_configs(config: NightlyConfig, topics: list[str]) -> dict[str, TopicConfig]:
     """Each topic's effective configuration: Kafka's defaults < server.properties < topic overrides."""
-    from .config.topic_config import effective_config, load_broker_properties, load_topic_overrides
+    from .config import effective_config, load_broker_properties, load_topic_overrides
 
     broker = load_broker_properties(config.broker_config) if config.broker_config else None
     overrides = load_topic_overrides(config.topic_config) if config.topic_config else None

@@ -21,7 +21,6 @@ from kafkalog_spark.log.checkpoints import (
     OffsetCheckpointFile,
     PartitionMetadataFile,
     java_split,
-    parse_java_properties,
     parse_uuid,
 )
 from kafkalog_spark.log.log_dir import TopicPartition
@@ -213,5 +212,12 @@ def test_meta_properties_rules(tmp_path: Path) -> None:
     }
     for data, expected in cases.items():
         assert kinds_at(MetaProperties.read(write(tmp_path, data, "mp")).findings) == expected, data
-    props = parse_java_properties("a\\\n   b = c\\\\\n! comment\nk\\:ey:v\\u0041\\t\n  spaced   value here")
-    assert [(k, v) for k, v, _ in props] == [("ab", "c\\"), ("k:ey", "vA\t"), ("spaced", "value here")]
+    # java.util.Properties semantics: continuation, escaped backslash, '!' comment, escaped ':' in a key,
+    # \u0041 and \t escapes, whitespace as the separator; a finding points at the byte where its key's line starts.
+    mp = MetaProperties.from_bytes(b"a\\\n   b = c\\\\\n! comment\nk\\:ey:v\\u0041\\t\n  spaced   value here\n"
+                                   b"broker.id=x", "mp")
+    assert list(mp.properties.items())[:3] == [("ab", "c\\"), ("k:ey", "vA\t"), ("spaced", "value here")]
+    assert kinds_at(mp.findings) == {"meta_properties_bad_value": [62]}
+    # a malformed \uXXXX escape makes Properties.load throw: Kafka cannot read the file
+    assert kinds_at(MetaProperties.from_bytes(b"version=0\nbroker.id=1\\u00zz\n", "mp").findings) == {
+        "checkpoint_malformed": [10]}

@@ -195,7 +195,8 @@ class Pass:
 
 
 def _configs(topics, extra: dict[str, dict] | None = None):
-    from kafkalog_spark.config.topic_config import broker_properties_to_config, effective_config
+    from kafkalog_spark.config import effective_config
+    from kafkalog_spark.config.broker import broker_properties_to_config
 
     broker = broker_properties_to_config({k: str(v) for k, v in BROKER_PROPS.items()})
     out = {}

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from kafkalog_spark.analysis.compaction_model import (
+from kafkalog_spark.analysis.cleaner import (
     AbortedTxn,
     Batch,
     CleanerSettings,
@@ -21,12 +21,12 @@ from kafkalog_spark.analysis.compaction_model import (
     ProducerEntry,
     Record,
     Segment,
-    _group_segments,
-    _rebuilt_size,
     preview_partition,
     settings_from,
     varint_size,
 )
+from kafkalog_spark.analysis.cleaner.grouping import group_segments as _group_segments
+from kafkalog_spark.analysis.cleaner.record_filter import rebuilt_size as _rebuilt_size
 
 NOW = 10_000_000
 COMPACT = CleanerSettings(cleanup_policy=frozenset({"compact"}))
@@ -100,7 +100,7 @@ def test_varint_sizes_are_kafkas() -> None:
 
 
 def test_settings_from_kafka_names_objects_and_defaults() -> None:
-    from kafkalog_spark.config.topic_config import effective_config
+    from kafkalog_spark.config import effective_config
 
     s = settings_from({"cleanup.policy": "compact,delete", "min.cleanable.dirty.ratio": "0.25",
                        "log.cleaner.dedupe.buffer.size": 24 * 100, "log.cleaner.threads": 2})
@@ -312,7 +312,7 @@ LATER = 1795254434212 + 2 * 3_600_000  # two hours after the corpus was written:
 
 
 def _config(topic: str, what_if=()):
-    from kafkalog_spark.config.topic_config import effective_config
+    from kafkalog_spark.config import effective_config
 
     return effective_config(topic, overrides=TOPIC_CONFIGS, what_if=list(what_if))
 

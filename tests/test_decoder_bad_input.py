@@ -60,7 +60,7 @@ def test_bad_crc_is_reported_and_batch_marked_invalid(tmp_path: Path) -> None:
     got = batches(log, findings)
     assert [b["isValid"] for b in got].count(False) == 1
     assert not got[1]["isValid"]
-    assert ("crc_mismatch", target["position"]) in [(f.kind, f.position) for f in findings]
+    assert ("batch_crc_invalid", target["position"]) in [(f.kind, f.position) for f in findings]
 
 
 def test_zero_filled_region_is_skipped_and_reading_resumes(tmp_path: Path) -> None:

@@ -237,3 +237,99 @@ def test_bad_files_name_the_key(tmp_path: Path) -> None:
         load_topic_overrides(tmp_path / "missing.ini")
     with pytest.raises(ConfigError, match=r"t.yaml:2: expected an indented"):
         parse_topic_overrides("orders:\n  retention.ms 5\n", "t.yaml")
+
+
+# --- what the parsing libraries give (javaproperties, configparser, PyYAML) ----------------------------------
+
+
+def test_server_properties_java_syntax(tmp_path: Path) -> None:
+    path = write(tmp_path, "server.properties", """! a '!' comment
+  # an indented '#' comment
+log.retention.hours: 5
+log.segment.bytes \\
+    = 4096
+log.message.format.version=caf\\u00e9
+log\\u002eroll.ms  1000
+log.cleanup.policy=compact,\\
+                   delete
+log.retention.hours=6
+""")
+    c = effective_config("t", load_broker_properties(path))
+    assert c.retention_ms == 6 * 3600000  # the last occurrence wins, as Properties.load
+    assert c["segment.bytes"] == 4096  # a continuation line, leading whitespace dropped
+    assert c["message.format.version"] == "café"  # a \\u escape
+    assert c["segment.ms"] == 1000  # an escape in a key, whitespace as the separator
+    assert c.cleanup_policy == {"compact", "delete"}
+
+
+def test_server_properties_bad_escape_names_file_and_line(tmp_path: Path) -> None:
+    path = write(tmp_path, "bad.properties", "# c\nlog.segment.bytes=1\\\n  0\nlog.retention.hours=\\u00zz\n")
+    with pytest.raises(ConfigError, match=r"bad.properties:4: .*\\u00zz"):
+        load_broker_properties(path)
+
+
+def test_yaml_block_lists_quoted_keys_and_scalars_as_written(tmp_path: Path) -> None:
+    path = write(tmp_path, "t.yaml", """---
+"orders":
+  cleanup.policy:
+    - compact
+    - delete
+  'retention.ms': "86400000"
+  segment.ms: 010        # as written, not YAML 1.1's octal 8 (Kafka reads 10)
+  preallocate: true
+empty:
+""")
+    assert load_topic_overrides(path) == {
+        "orders": {"cleanup.policy": "compact,delete", "retention.ms": "86400000", "segment.ms": "010",
+                   "preallocate": "true"},
+        "empty": {}}
+    assert effective_config("orders", overrides=path)["segment.ms"] == 10
+    # YAML 1.1's yes/on are not booleans to Kafka: the text goes through and is rejected, as before
+    with pytest.raises(ConfigError, match=r"preallocate=on: not a boolean"):
+        load_topic_overrides(write(tmp_path, "on.yaml", "orders:\n  preallocate: on\n"))
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("orders:\n  retention.ms: [1\n", r"t.yaml:3: invalid YAML"),  # the line PyYAML reports
+    ("orders:\n  - retention.ms=5\n", r"t.yaml:2: expected an indented 'key: value' mapping under topic 'orders'"),
+    ("- orders\n- logs\n", r"t.yaml:1: expected a YAML mapping of topic"),
+    ("orders:\n  cleanup.policy: {a: b}\n", r"t.yaml:2: expected a scalar or a list of scalars"),
+])
+def test_invalid_yaml_names_the_file(tmp_path: Path, text: str, message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        load_topic_overrides(write(tmp_path, "t.yaml", text))
+
+
+def test_ini_comments_separators_and_duplicates(tmp_path: Path) -> None:
+    path = write(tmp_path, "t.ini", """; a ';' comment
+[orders]
+retention.ms: 1000
+  # an indented comment
+cleanup.policy = "compact"
+[logs]
+retention.bytes = 1
+[orders]
+retention.ms = 2000
+""")
+    # a repeated section merges and a repeated key's last value wins, as before configparser
+    assert load_topic_overrides(path) == {"orders": {"retention.ms": "2000", "cleanup.policy": "compact"},
+                                          "logs": {"retention.bytes": "1"}}
+    assert parse_topic_overrides("[DEFAULT]\nRetention.MS = 1\n") == {"DEFAULT": {"Retention.MS": "1"}}
+    with pytest.raises(ConfigError, match=r"t.ini:3: expected \[topic\] or key=value, got 'retention.ms'"):
+        parse_topic_overrides("[orders]\nsegment.ms = 1\nretention.ms\n", "t.ini")
+    with pytest.raises(ConfigError, match=r"t.ini:2: expected \[topic\] or key=value, got '\[orders'"):
+        parse_topic_overrides("; comment\n[orders\nretention.ms = 1\n", "t.ini")
+
+
+def test_accepted_differences_of_the_libraries() -> None:
+    # configparser: a line indented deeper than the key above continues that key's value
+    assert parse_topic_overrides("[orders]\nretention.ms = 1\n    segment.ms = 2\n") == {
+        "orders": {"retention.ms": "1\nsegment.ms = 2"}}
+    # YAML: an unquoted '*' (Kafka's "all replicas") starts an alias; it has to be quoted
+    with pytest.raises(ConfigError, match=r"t.yaml:2: invalid YAML"):
+        parse_topic_overrides("orders:\n  leader.replication.throttled.replicas: *\n", "t.yaml")
+    assert parse_topic_overrides("orders:\n  leader.replication.throttled.replicas: '*'\n") == {
+        "orders": {"leader.replication.throttled.replicas": "*"}}
+    # YAML: tabs cannot indent (the hand-written reader took any whitespace)
+    with pytest.raises(ConfigError, match=r"t.yaml:2: invalid YAML"):
+        parse_topic_overrides("orders:\n\tretention.ms: 5\n", "t.yaml")

@@ -7,7 +7,7 @@
 
 A function of DataFrames (the `kafkalog` views read for the same paths), so it runs on any session and
 can be tested alone; :func:`preview_log_dirs` reads the views itself. The cleaner's decisions are
-modelled on Apache Kafka 3.9 in :mod:`kafkalog_spark.analysis.compaction_model`, which runs once per
+modelled on Apache Kafka 3.9 in :mod:`kafkalog_spark.analysis.cleaner`, which runs once per
 partition (``applyInArrow``) on the partition's batches and records.
 
 Keys never leave Spark's first projection: they are hashed with MD5 there, as the cleaner's offset map
@@ -33,7 +33,7 @@ from pyspark.sql.types import (
     StructType,
 )
 
-from .compaction_model import CleanerSettings, settings_from
+from .cleaner import CleanerSettings, settings_from
 
 _L, _I, _S, _B, _D = LongType(), IntegerType(), StringType(), BooleanType(), DoubleType()
 
@@ -114,7 +114,7 @@ RECORDS = StructType(_fields(
     ("keyHash", _S),  # hex MD5 of the key (what the offset map stores), null for no key
     ("isTombstone", _B), ("isControl", _B), ("controlType", _S),
     ("retained", _B),
-    ("reason", _S),  # see compaction_model: latest, superseded, tombstoneRetained, aborted, ...
+    ("reason", _S),  # see cleaner.results: latest, superseded, tombstoneRetained, aborted, ...
     ("deleteHorizonMs", _L),  # the delete horizon its batch carries after the pass
 ))
 
@@ -303,7 +303,7 @@ def _collect_context(listing: list, partition_files: DataFrame, topics: list[str
 
 
 def _partition_input(table, key: tuple[str, int], c: dict, settings: CleanerSettings):
-    from .compaction_model import AbortedTxn, Batch, PartitionInput, ProducerEntry, Record, Segment
+    from .cleaner import AbortedTxn, Batch, PartitionInput, ProducerEntry, Record, Segment
 
     cols = table.to_pydict()
     kinds = cols["kind"]
@@ -419,7 +419,7 @@ def _preview_function(context: dict, settings: dict[str, CleanerSettings], now_m
         import pyarrow as pa
 
         from ..schemas import arrow_schema
-        from .compaction_model import preview_partition
+        from .cleaner import preview_partition
 
         topic, partition = key[0].as_py(), key[1].as_py()
         c = context.get((topic, partition))

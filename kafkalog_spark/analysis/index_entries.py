@@ -44,7 +44,7 @@ import pyarrow.compute as pc
 from pyspark.sql import DataFrame
 
 from ..log import offset_index, time_index
-from .index_validation import INDEX_FINDINGS, KEYS, ok
+from .finding_columns import INDEX_FINDINGS, KEYS, finding_row, ok
 
 OFFSET_ENTRY, TIME_ENTRY = offset_index.ENTRY_SIZE, time_index.ENTRY_SIZE
 ENTRY_COLUMNS = ["file", "indexType", "slot", "offset", "position", "timestamp", "logSize"]
@@ -96,8 +96,8 @@ def _lookup(values: np.ndarray, targets: np.ndarray) -> tuple[np.ndarray, np.nda
 
 def _row(key: dict, severity: str, check: str, file: str, position: int, expected: str, found: str,
          detail: str) -> dict:
-    return key | {"severity": severity, "check": check, "file": file, "position": position, "expected": expected,
-                  "found": found, "detail": detail}
+    return finding_row(key["topic"], key["partition"], severity, check, file, position=position,
+                       base_offset=key.get("baseOffset"), expected=expected, found=found, detail=detail)
 
 
 def offset_entry_findings(key: dict, b: SegmentBatches, file: str, slots: np.ndarray, offsets: np.ndarray,

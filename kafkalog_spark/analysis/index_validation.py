@@ -24,85 +24,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql.types import IntegerType, LongType, StringType, StructField, StructType
 
-INDEX_FINDINGS = StructType(
-    [
-        StructField("topic", StringType()),
-        StructField("partition", IntegerType()),
-        StructField("baseOffset", LongType()),  # the segment's base offset; null when not segment-specific
-        StructField("severity", StringType()),  # error, warning or info (kafkalog_spark.findings.Severity)
-        StructField("check", StringType()),  # stable snake_case name of the check (or of the reader finding)
-        StructField("file", StringType()),  # the file the problem is in (path as the views name it)
-        StructField("position", LongType()),  # byte position in ``file``; -1 when not positional
-        StructField("expected", StringType()),  # what a healthy file would hold there (null: see detail)
-        StructField("found", StringType()),  # what the file holds
-        StructField("detail", StringType()),  # explanation: why it matters, what is normal
-    ]
-)
-"""The output of :func:`index_findings`: one row per problem.
-
-``severity``: ``error`` = damaged or inconsistent (a reader or the broker would go wrong); ``warning`` =
-suspicious but tolerated by Kafka (it repairs or ignores it); ``info`` = normal in some situations
-(compaction, a copy of a running broker's directory), reported so it can be explained."""
+from . import index_entries, partition_checks, segment_checks
+from .finding_columns import INDEX_FINDINGS, KEYS, finding_row, ok
 
 VIEWS = ("segments", "batches", "index", "partition_files")
-KEYS = ["topic", "partition", "segmentBaseOffset"]
-_SEGMENT_FILE = r"(\d{20})\.(log|index|timeindex|txnindex)(\.(deleted|cleaned|swap))?$"
-
-
-def _value(v: object, data_type) -> Column:
-    return (v if isinstance(v, Column) else F.lit(v)).cast(data_type)
-
-
-def finding(severity: str | Column, check: str | Column, *, file: Column | str | None,
-            position: Column | int = -1, base_offset: Column | int | None = None,
-            expected: Column | str | None = None, found: Column | str | None = None,
-            detail: Column | str | None = None) -> list[Column]:
-    """The INDEX_FINDINGS columns for a select: plain values are literals, Columns are expressions;
-    ``topic`` and ``partition`` come from the DataFrame's own columns."""
-    values = {"topic": F.col("topic"), "partition": F.col("partition"), "baseOffset": base_offset,
-              "severity": severity, "check": check, "file": file,
-              "position": F.coalesce(_value(position, "long"), F.lit(-1).cast("long")),
-              "expected": expected, "found": found, "detail": detail}
-    return [_value(values[f.name], f.dataType).alias(f.name) for f in INDEX_FINDINGS]
-
-
-def candidate(condition: Column, severity: str | Column, check: str | Column, **where) -> Column:
-    """A finding struct when ``condition`` holds, else null (``where``: the keyword arguments of :func:`finding`)."""
-    return F.when(condition, F.struct(*finding(severity, check, **where)))
-
-
-def emit(df: DataFrame, *candidates: Column) -> DataFrame:
-    """The findings of several checks on the same rows, in one pass: one output row per candidate that holds."""
-    found = F.filter(F.array(*candidates), lambda c: c.isNotNull())
-    return df.select(F.explode(found).alias("f")).select("f.*")
-
-
-def text(*parts: object) -> Column:
-    """A string column from literals and Columns (``text("offset ", F.col("offset"))``)."""
-    return F.concat(*[p.cast("string") if isinstance(p, Column) else F.lit(str(p)) for p in parts])
-
-
-def base_offset_from_file(file: Column) -> Column:
-    """The base offset in a segment file's name (``.log``/``.index``/``.timeindex``/``.txnindex``), else null."""
-    digits = F.regexp_extract(file, _SEGMENT_FILE, 1)
-    return F.when(digits != "", digits.try_cast("long"))
-
-
-def sibling_file(log_file: Column, suffix: str) -> Column:
-    """The path of a segment's other file (``.index``, ``.timeindex``, ``.txnindex``) from its ``.log`` path."""
-    return F.regexp_replace(log_file, r"\.log$", suffix)
-
-
-def ok(df: DataFrame) -> DataFrame:
-    return df.where(F.col("problem").isNull())
-
-
-def problems(df: DataFrame) -> DataFrame:
-    return df.where(F.col("problem").isNotNull())
+__all__ = ["INDEX_FINDINGS", "VIEWS", "index_findings", "log_dirs_of", "read_views", "validate"]
 
 
 def index_findings(spark: SparkSession, views: Mapping[str, DataFrame], log_dirs: Sequence[str] = ()) -> DataFrame:
@@ -116,8 +45,6 @@ def index_findings(spark: SparkSession, views: Mapping[str, DataFrame], log_dirs
     Lazy, except for one small job (partitions in several directories) and the driver-side read of the root
     checkpoints.
     """
-    from . import index_entries, partition_checks, segment_checks
-
     missing = [v for v in VIEWS if v not in views]
     if missing:
         raise ValueError(f"index_findings needs the views {', '.join(VIEWS)}; missing: {', '.join(missing)}")
@@ -150,10 +77,11 @@ def _one_dir_per_partition(spark: SparkSession, views: Mapping[str, DataFrame]) 
     if not several:
         return dict(views), spark.createDataFrame([], INDEX_FINDINGS)
     tps = F.broadcast(spark.createDataFrame([(r.topic, r.partition) for r in several], "topic string, partition int"))
-    rows = [{"topic": r.topic, "partition": r.partition, "severity": "warning", "check": "partition_in_several_dirs",
-             "file": r.dirs[0], "position": -1, "found": "directories " + ", ".join(r.dirs),
-             "detail": "the same topic-partition was read from several directories; the batches view cannot tell "
-                       "their rows apart, so it is not checked: validate each log dir on its own"} for r in several]
+    rows = [finding_row(r.topic, r.partition, "warning", "partition_in_several_dirs", r.dirs[0],
+                        found="directories " + ", ".join(r.dirs),
+                        detail="the same topic-partition was read from several directories; the batches view "
+                               "cannot tell their rows apart, so it is not checked: validate each log dir on its own")
+            for r in several]
     rest = {k: v.join(tps, ["topic", "partition"], "left_anti") for k, v in views.items()}
     return rest, spark.createDataFrame(rows, INDEX_FINDINGS)
 

@@ -31,14 +31,19 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from ..log import producer_snapshot, transaction_index
-from ..source.views import ROOT_CHECKPOINTS
-from .index_validation import (
+from ..log.checkpoints import (
+    CLEANER_OFFSET_CHECKPOINT,
+    OFFSET_CHECKPOINT_FILES,
+    RECOVERY_POINT_OFFSET_CHECKPOINT,
+)
+from .finding_columns import (
     INDEX_FINDINGS,
     KEYS,
     base_offset_from_file,
     candidate,
     emit,
     finding,
+    finding_row,
     ok,
     sibling_file,
     text,
@@ -46,8 +51,6 @@ from .index_validation import (
 
 TXN_ENTRY = transaction_index.ENTRY_SIZE
 SNAPSHOT_HEADER, SNAPSHOT_ENTRY = producer_snapshot.HEADER_SIZE, producer_snapshot.ENTRY_SIZE
-RECOVERY = "recovery-point-offset-checkpoint"
-CLEANER = "cleaner-offset-checkpoint"
 METADATA_TOPIC = "__cluster_metadata"
 LINE_POSITIONS = "file string, topic string, partition int, linePosition long"
 
@@ -107,12 +110,12 @@ def txn_findings(views: Mapping[str, DataFrame], live: DataFrame) -> list[DataFr
 
 def file_findings(views: Mapping[str, DataFrame], ranges: DataFrame, line_positions: DataFrame) -> DataFrame:
     """Producer snapshots and root checkpoint entries against the log's offsets."""
-    rows = (ok(views["partition_files"]).where(F.col("fileType").isin("producer-snapshot", *ROOT_CHECKPOINTS))
+    rows = (ok(views["partition_files"]).where(F.col("fileType").isin("producer-snapshot", *OFFSET_CHECKPOINT_FILES))
             .join(F.broadcast(ranges), ["topic", "partition"])
             .join(F.broadcast(line_positions), ["file", "topic", "partition"], "left"))
     offset, start, end, kind = F.col("offset"), F.col("logStart"), F.col("logEnd"), F.col("fileType")
     snapshot = kind == "producer-snapshot"
-    cleaner_low = (kind == CLEANER) & (offset < start)
+    cleaner_low = (kind == CLEANER_OFFSET_CHECKPOINT) & (offset < start)
     return emit(
         rows,
         candidate(snapshot & (F.col("entry") == 0) & ~F.array_contains("bases", offset)
@@ -149,10 +152,10 @@ _SPECIAL = {
 }
 
 
-def _row(log_dir_tp, severity, check, file, position=-1, expected=None, found=None, detail=None) -> dict:
-    topic, partition = log_dir_tp
-    return {"topic": topic, "partition": partition, "baseOffset": None, "severity": severity, "check": check,
-            "file": file, "position": position, "expected": expected, "found": found, "detail": detail}
+def _row(tp: tuple, severity: str, check: str, file: str, position: int = -1, expected: str | None = None,
+         found: str | None = None, detail: str | None = None) -> dict:
+    return finding_row(tp[0], tp[1], severity, check, file, position=position, expected=expected, found=found,
+                       detail=detail)
 
 
 def _checkpoint(path: str, rows: list[dict], positions: list[tuple]) -> dict | None:
@@ -199,7 +202,7 @@ def root_checkpoints(spark: SparkSession, log_dirs: Sequence[str]) -> tuple[Data
                 severity, why = _SPECIAL[tp.kind]
                 rows.append(_row((tp.topic, tp.partition), severity, "special_partition_dir",
                                  f"{root}/{info.base_name}", found=f"-{tp.kind} directory", detail=why))
-        for name in ROOT_CHECKPOINTS:
+        for name in OFFSET_CHECKPOINT_FILES:
             path = f"{root}/{name}"
             entries = _checkpoint(path, rows, positions)
             if entries is None:
@@ -210,7 +213,7 @@ def root_checkpoints(spark: SparkSession, log_dirs: Sequence[str]) -> tuple[Data
                                      f"a directory {tp[0]}-{tp[1]} in {root}", "none",
                                      f"{name} names a partition this log dir does not hold (deleted, moved, or a "
                                      "partial copy of the log dir)"))
-            if name == RECOVERY:
+            if name == RECOVERY_POINT_OFFSET_CHECKPOINT:
                 for tp in sorted(present - entries.keys()):
                     if tp[0] != METADATA_TOPIC:
                         rows.append(_row(tp, "info", "recovery_point_missing", path, -1,

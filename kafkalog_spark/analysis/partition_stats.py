@@ -5,14 +5,21 @@ from __future__ import annotations
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from ..log.checkpoints import (
+    CLEANER_OFFSET_CHECKPOINT,
+    LOG_START_OFFSET_CHECKPOINT,
+    RECOVERY_POINT_OFFSET_CHECKPOINT,
+    REPLICATION_OFFSET_CHECKPOINT,
+)
+
 # The broker holds an open handle on every segment's .log and its mapped indexes, closed segments too.
 FILES_PER_SEGMENT = 3
 
 CHECKPOINT_COLUMNS = {
-    "recovery-point-offset-checkpoint": "recoveryPoint",
-    "replication-offset-checkpoint": "highWatermark",
-    "log-start-offset-checkpoint": "logStartOffsetCheckpoint",
-    "cleaner-offset-checkpoint": "cleanerCheckpoint",
+    RECOVERY_POINT_OFFSET_CHECKPOINT: "recoveryPoint",
+    REPLICATION_OFFSET_CHECKPOINT: "highWatermark",
+    LOG_START_OFFSET_CHECKPOINT: "logStartOffsetCheckpoint",
+    CLEANER_OFFSET_CHECKPOINT: "cleanerCheckpoint",
 }
 
 

@@ -56,6 +56,7 @@ from pyspark.sql.types import (
 )
 
 from ..config import TopicConfig, effective_config
+from ..log.checkpoints import LOG_START_OFFSET_CHECKPOINT, REPLICATION_OFFSET_CHECKPOINT
 
 KRAFT_METADATA_TOPIC = "__cluster_metadata"
 
@@ -347,8 +348,8 @@ def _plan_input(segments: DataFrame, batches: DataFrame, partition_files: DataFr
                   F.max("lastOffset").alias("maxLastOffset")))
     pf = _ok(partition_files)
     checkpoints = pf.groupBy("topic", "partition").agg(
-        F.max(F.when(F.col("fileType") == "replication-offset-checkpoint", F.col("offset"))).alias("hwCheckpoint"),
-        F.max(F.when(F.col("fileType") == "log-start-offset-checkpoint", F.col("offset"))).alias("lsoCheckpoint"))
+        F.max(F.when(F.col("fileType") == REPLICATION_OFFSET_CHECKPOINT, F.col("offset"))).alias("hwCheckpoint"),
+        F.max(F.when(F.col("fileType") == LOG_START_OFFSET_CHECKPOINT, F.col("offset"))).alias("lsoCheckpoint"))
     return (seg.join(stats, ["topic", "partition", "baseOffset"], "left")
             .join(checkpoints, ["topic", "partition"], "left"))
 
@@ -374,7 +375,7 @@ def _root_checkpoints(log_dir: str) -> tuple[bool | None, bool | None]:
     from ..log.files import resolve
 
     out = []
-    for name in ("replication-offset-checkpoint", "log-start-offset-checkpoint"):
+    for name in (REPLICATION_OFFSET_CHECKPOINT, LOG_START_OFFSET_CHECKPOINT):
         try:
             fs, inner = resolve(f"{log_dir}/{name}")
             out.append(fs.get_file_info(inner).type == pafs.FileType.File)

@@ -14,7 +14,7 @@ Checks (name: severity: what it compares):
   ``timeindex_zero_tail`` and the ``timeindex_last_timestamp_before_first`` they cause) are info on the
   active segment (normal in a copy of a running broker's dir) and warnings elsewhere; ``truncated_tail`` is
   a warning on the active segment (an append caught mid-copy) and an error on a closed one (rolled segments
-  are complete). The batches view's ``crc_mismatch`` is reported as ``batch_crc_invalid`` instead.
+  are complete). The reader's ``batch_crc_invalid`` is reported once, by the batch check below (with the CRCs).
 - ``batch_crc_invalid``: error: a batch (or legacy message) whose stored CRC does not match its content.
 - ``batch_offsets_not_increasing``: error: a batch's first offset not above the previous batch's last.
 - ``segment_overlap``: error: the first batch of a segment holding an offset at or past the next segment's
@@ -41,11 +41,11 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
 from ..log import time_index
-from .index_validation import KEYS, base_offset_from_file, candidate, emit, finding, ok, problems, sibling_file, text
+from ..log.checkpoints import CLEANER_OFFSET_CHECKPOINT
+from .finding_columns import KEYS, base_offset_from_file, candidate, emit, finding, ok, problems, sibling_file, text
 
 TIME_ENTRY = time_index.ENTRY_SIZE
 ZERO_TAIL_KINDS = ("index_zero_tail", "timeindex_zero_tail")
-CLEANER_CHECKPOINT = "cleaner-offset-checkpoint"
 
 
 def live_segments(views: Mapping[str, DataFrame]) -> DataFrame:
@@ -70,7 +70,8 @@ def reader_findings(views: Mapping[str, DataFrame], live: DataFrame) -> DataFram
     for view in ("index", "batches", "partition_files"):
         p = problems(views[view]).select("topic", "partition", "problem.*")
         rows = p if rows is None else rows.unionByName(p)
-    rows = (rows.where("kind != 'crc_mismatch'").withColumn("segmentBaseOffset", base_offset_from_file(F.col("file")))
+    rows = (rows.where("kind != 'batch_crc_invalid'")
+            .withColumn("segmentBaseOffset", base_offset_from_file(F.col("file")))
             .join(live.select(*KEYS, "isActive"), KEYS, "left"))
     kind, active = F.col("kind"), F.coalesce(F.col("isActive"), F.lit(False))
     zero = kind.isin(*ZERO_TAIL_KINDS) | ((kind == "timeindex_last_timestamp_before_first")
@@ -129,7 +130,7 @@ def segment_summary(views: Mapping[str, DataFrame], live: DataFrame) -> DataFram
 
 def segment_findings(views: Mapping[str, DataFrame], s: DataFrame) -> DataFrame:
     """File name vs first batch, gaps to the next segment, the time index's last entry, missing indexes."""
-    cleaned = (ok(views["partition_files"]).where(F.col("fileType") == CLEANER_CHECKPOINT)
+    cleaned = (ok(views["partition_files"]).where(F.col("fileType") == CLEANER_OFFSET_CHECKPOINT)
                .groupBy("topic", "partition").agg(F.max("offset").alias("cleanerOffset")))
     s = s.join(F.broadcast(cleaned), ["topic", "partition"], "left")
     base, first_base, nxt = F.col("segmentBaseOffset"), F.col("firstBase"), F.col("nextBaseOffset")

@@ -8,8 +8,10 @@ segment.bytes / segment.ms / segment.index.bytes.
 
 from __future__ import annotations
 
+import pyarrow as pa
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
+from pyspark.sql.types import IntegerType, LongType, StringType, StructField, StructType
 
 KEYS = ["topic", "partition", "segmentBaseOffset"]  # the views' names; the output says baseOffset
 INT32_MAX = 2**31 - 1
@@ -52,22 +54,43 @@ def _batch_stats(batches: DataFrame) -> DataFrame:
     return agg.join(firsts, KEYS).join(codec_mix, KEYS)
 
 
-def _with_aborted(records: DataFrame, partition_files: DataFrame | None) -> DataFrame:
-    if partition_files is None:
-        return records.withColumn("_aborted", F.lit(None).cast("boolean"))
+ABORTED_COUNTS = StructType([StructField("topic", StringType()), StructField("partition", IntegerType()),
+                             StructField("segmentBaseOffset", LongType()), StructField("abortedRecords", LongType())])
+
+
+def _count_aborted(records: pa.Table, txns: pa.Table) -> pa.Table:
+    """One partition's aborted records per segment (runs in the Python workers)."""
+    import numpy as np
+
+    from ..log.aborted_transactions import AbortedTransactions
+    from ..schemas import arrow_schema
+
+    schema = arrow_schema(ABORTED_COUNTS)
+    if records.num_rows == 0 or txns.num_rows == 0:
+        return schema.empty_table()
+    aborted = AbortedTransactions(zip(txns["producerId"].to_pylist(), txns["firstOffset"].to_pylist(),
+                                      txns["lastOffset"].to_pylist(), strict=True))
+    mask = aborted.mask(records["producerId"].to_numpy(), records["offset"].to_numpy(),
+                        np.ones(records.num_rows, dtype=bool))
+    counts = (records.filter(pa.array(mask)).group_by(["topic", "partition", "segmentBaseOffset"])
+              .aggregate([("offset", "count")]))
+    return pa.table([counts["topic"], counts["partition"], counts["segmentBaseOffset"], counts["offset_count"]],
+                    schema=schema)
+
+
+def _aborted_records(records: DataFrame, partition_files: DataFrame) -> DataFrame:
+    """Aborted records per segment: the transactional data records that Kafka's rule
+    (:mod:`kafkalog_spark.log.aborted_transactions`) calls aborted, given the partition's `.txnindex` entries."""
+    data = (records.where(F.col("isTransactional") & ~F.col("isControl"))
+            .select("topic", "partition", "segmentBaseOffset", "producerId", "offset"))
     txns = (_ok(partition_files).where("fileType = 'txnindex'")
-            .select("topic", "partition", F.col("producerId").alias("_pid"),
-                    F.col("firstOffset").alias("_first"), F.col("lastOffset").alias("_last")))
-    cond = ((records["topic"] == txns["topic"]) & (records["partition"] == txns["partition"])
-            & records["isTransactional"] & (records["producerId"] == txns["_pid"])
-            & records["offset"].between(txns["_first"], txns["_last"]))
-    hits = (records.join(F.broadcast(txns), cond, "left_semi")
-            .select("topic", "partition", "offset").withColumn("_aborted", F.lit(True)))
-    return records.join(hits, ["topic", "partition", "offset"], "left")
+            .select("topic", "partition", "producerId", "firstOffset", "lastOffset"))
+    return (data.groupBy("topic", "partition").cogroup(txns.groupBy("topic", "partition"))
+            .applyInArrow(_count_aborted, ABORTED_COUNTS))
 
 
 def _record_stats(records: DataFrame, partition_files: DataFrame | None) -> DataFrame:
-    r = _with_aborted(_ok(records), partition_files)
+    r = _ok(records)
     data = ~F.col("isControl")
     payload = (F.greatest(F.col("keySize"), F.lit(0)) + F.greatest(F.col("valueSize"), F.lit(0))
                + F.coalesce(F.aggregate("headers", F.lit(0),
@@ -75,7 +98,7 @@ def _record_stats(records: DataFrame, partition_files: DataFrame | None) -> Data
                                                                                             F.lit(0))),
                             F.lit(0)))
     ts_ms = (F.unix_micros("timestamp") / 1000).cast("long")
-    return r.groupBy(*KEYS).agg(
+    stats = r.groupBy(*KEYS).agg(
         F.count("*").alias("records"),
         F.min(ts_ms).alias("minTimestamp"),
         F.sum(F.col("isControl").cast("int")).alias("controlRecords"),
@@ -85,8 +108,12 @@ def _record_stats(records: DataFrame, partition_files: DataFrame | None) -> Data
         F.sum(F.when(data, payload)).alias("payloadBytes"),
         F.avg(F.when(data, payload)).alias("avgRecordSize"),
         F.max(F.when(data, payload)).alias("maxRecordSize"),
-        F.sum(F.coalesce(F.col("_aborted"), F.lit(False)).cast("int")).alias("abortedRecords"),
     )
+    if partition_files is None:
+        return stats.withColumn("abortedRecords", F.lit(0).cast("long"))
+    aborted = _aborted_records(r, partition_files)
+    return (stats.join(aborted, KEYS, "left")
+            .withColumn("abortedRecords", F.coalesce("abortedRecords", F.lit(0).cast("long"))))
 
 
 def _roll_reason(next_first_size: Column, next_first_ts: Column, next_last_offset: Column) -> Column:

@@ -26,7 +26,7 @@ SEGMENT_COLUMNS = ["topic", "partition", "baseOffset", "section", "inPass", "cle
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..config.topic_config import ConfigError, effective_config, load_broker_properties, load_topic_overrides
+    from ..config import ConfigError, effective_config, load_broker_properties, load_topic_overrides
 
     try:
         now_ms = parse_time(args.now, "--now")

@@ -6,13 +6,11 @@ import argparse
 import json
 import sys
 
-from ..dump import DumpOptions, dump_log_file
+from ..dump import DumpOptions, dump_log_file, dump_other_file
 from ..findings import Finding
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..dump_files import dump_other_file
-
     opts = DumpOptions(args.deep_iteration, args.print_data_log, args.json)
     findings: list[Finding] = []
     for name in args.files:

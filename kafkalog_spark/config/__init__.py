@@ -1,16 +1,10 @@
 """Topic configuration as a Kafka broker resolves it: defaults, server.properties, per-topic overrides."""
 
-from .topic_config import (
-    BROKER_DEFAULTS,
-    KAFKA_DEFAULTS,
-    ConfigError,
-    TopicConfig,
-    effective_config,
-    load_broker_properties,
-    load_topic_overrides,
-    parse_assignments,
-    parse_topic_overrides,
-)
+from .broker import load_broker_properties
+from .keys import BROKER_DEFAULTS, KAFKA_DEFAULTS
+from .overrides import load_topic_overrides, parse_assignments, parse_topic_overrides
+from .topic_config import TopicConfig, effective_config
+from .values import ConfigError
 
 __all__ = [
     "BROKER_DEFAULTS",

@@ -136,7 +136,7 @@ def split_entries(chunk, ctx: SegmentContext, findings: list[Finding]) -> tuple[
 
 def report_crc(h: V2Headers, chunk, ctx: SegmentContext, findings: list[Finding]) -> None:
     for i in np.flatnonzero(~h.crc_valid):
-        findings.append(Finding(ctx.file, chunk.base + int(h.positions[i]), "crc_mismatch",
+        findings.append(Finding(ctx.file, chunk.base + int(h.positions[i]), "batch_crc_invalid",
                                 f"batch at offset {int(h.base_offset[i])}: stored CRC-32C {int(h.crc[i])} does not "
                                 "match the computed one"))
     for i in np.flatnonzero(h.codec > 4):
@@ -153,7 +153,7 @@ def parse_legacy(chunk, index: np.ndarray, ctx: SegmentContext, findings: list[F
             findings.append(Finding(ctx.file, chunk.base + int(chunk.positions[i]), "corrupt_message", str(e)))
             continue
         if not m.is_valid:
-            findings.append(Finding(ctx.file, chunk.base + m.position, "crc_mismatch",
+            findings.append(Finding(ctx.file, chunk.base + m.position, "batch_crc_invalid",
                                     f"legacy message at offset {m.offset}: stored CRC32 {m.crc} does not match"))
         out.append(m)
     return out

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Self
 
+import javaproperties
 import pyarrow.fs as pafs
 
 from ..findings import Finding, Severity
@@ -215,6 +216,17 @@ class OffsetCheckpointFile(_LineCheckpoint):
         return len(self.offsets)
 
 
+def read_root_checkpoints(log_dir: str, filesystem: pafs.FileSystem | None = None) -> dict[str, OffsetCheckpointFile]:
+    """The offset checkpoint files present at a log dir's root, parsed, by file name. A missing one is left
+    out: not every log dir has every checkpoint (no cleaner checkpoint without a compacted topic)."""
+    out = {}
+    for name in OFFSET_CHECKPOINT_FILES:
+        f = OffsetCheckpointFile.read(f"{log_dir.rstrip('/')}/{name}", filesystem)
+        if not any(x.kind == "missing_file" for x in f.findings):
+            out[name] = f
+    return out
+
+
 class EpochEntry(NamedTuple):
     """A leader epoch and the first offset written in it."""
 
@@ -305,60 +317,6 @@ class PartitionMetadataFile(_LineCheckpoint):
         self.topic_id = parts[1]
 
 
-def parse_java_properties(text: str) -> list[tuple[str, str, int]]:
-    """java.util.Properties.load: (key, value, index of the logical line's first char in ``text``).
-
-    Handles comments (``#``/``!``), ``=``/``:``/whitespace separators, backslash continuations and escapes
-    (``\\t \\n \\r \\f \\uXXXX``, else the escaped char itself)."""
-    out: list[tuple[str, str, int]] = []
-    natural = []
-    start = 0
-    for m in re.finditer(r"\r\n|\r|\n", text):
-        natural.append((start, text[start:m.start()]))
-        start = m.end()
-    natural.append((start, text[start:]))
-    i = 0
-    while i < len(natural):
-        pos, line = natural[i]
-        i += 1
-        stripped = line.lstrip(" \t\f")
-        if not stripped or stripped[0] in "#!":
-            continue
-        logical = stripped
-        while (len(logical) - len(logical.rstrip("\\"))) % 2 == 1 and i < len(natural):
-            logical = logical[:-1] + natural[i][1].lstrip(" \t\f")
-            i += 1
-        if (len(logical) - len(logical.rstrip("\\"))) % 2 == 1:
-            logical = logical[:-1]
-        # the key ends at the first unescaped '=', ':' or whitespace
-        k, escaped = 0, False
-        while k < len(logical):
-            c = logical[k]
-            if escaped:
-                escaped = False
-            elif c == "\\":
-                escaped = True
-            elif c in "=: \t\f":
-                break
-            k += 1
-        key, rest = logical[:k], logical[k:]
-        rest = rest.lstrip(" \t\f")
-        if rest[:1] in ("=", ":"):
-            rest = rest[1:].lstrip(" \t\f")
-        out.append((_unescape(key), _unescape(rest), pos))
-    return out
-
-
-def _unescape(s: str) -> str:
-    def repl(m: re.Match[str]) -> str:
-        c = m[1]
-        if c.startswith("u"):
-            return chr(int(c[1:], 16))
-        return {"t": "\t", "n": "\n", "r": "\r", "f": "\f"}.get(c, c)
-
-    return re.sub(r"\\(u[0-9a-fA-F]{4}|.)", repl, s, flags=re.S)
-
-
 @dataclass(slots=True)
 class MetaProperties:
     """``meta.properties`` at the log-dir root: which broker and cluster the directory belongs to.
@@ -395,9 +353,18 @@ class MetaProperties:
     def _parse(self, data: bytes) -> None:
         text = data.decode("latin-1")  # one char per byte: string indexes are byte positions
         where: dict[str, int] = {}
-        for key, value, pos in parse_java_properties(text):
-            self.properties[key] = value
-            where[key] = pos
+        pos = 0
+        try:
+            # parse() rather than loads(): each element carries its source lines, whose lengths summed give
+            # the byte position of each key's line. The last occurrence of a key wins, as in Properties.load.
+            for element in javaproperties.parse(text):
+                if isinstance(element, javaproperties.KeyValue):
+                    self.properties[element.key] = element.value
+                    where[element.key] = pos
+                pos += len(element.source)
+        except javaproperties.InvalidUEscapeError as e:  # Properties.load throws: Kafka cannot read the file
+            self.findings.append(Finding(self.path, pos, "checkpoint_malformed", str(e), Severity.ERROR))
+            return
 
         def bad(key: str, why: str, kind: str = "meta_properties_bad_value") -> None:
             self.findings.append(Finding(self.path, where.get(key, -1), kind, why, Severity.ERROR))

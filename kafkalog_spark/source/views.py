@@ -12,6 +12,7 @@ from pyspark.sql.types import StructType
 
 from .. import schemas
 from ..findings import Finding
+from .problems import check_failfast, problem_rows
 
 SCHEMAS = {
     "records": schemas.RECORDS,
@@ -20,15 +21,6 @@ SCHEMAS = {
     "index": schemas.INDEX,
     "partition_files": schemas.PARTITION_FILES,
 }
-
-# Root checkpoint files whose entries belong to partitions, as the partition_files view names them.
-ROOT_CHECKPOINTS = (
-    "recovery-point-offset-checkpoint",
-    "replication-offset-checkpoint",
-    "log-start-offset-checkpoint",
-    "cleaner-offset-checkpoint",
-)
-
 
 def view_schema(view: str) -> StructType:
     return SCHEMAS[view]
@@ -87,18 +79,6 @@ def _index_rows(log, findings: list[Finding], filesystem=None, checkpoints=None)
     return rows
 
 
-def root_checkpoints(log_dir: str, filesystem=None) -> dict[str, object]:
-    """The offset checkpoint files present at a log dir's root, parsed, by name."""
-    from ..log.checkpoints import OffsetCheckpointFile
-
-    out = {}
-    for name in ROOT_CHECKPOINTS:
-        f = OffsetCheckpointFile.read(f"{log_dir}/{name}", filesystem)
-        if not any(x.kind == "missing_file" for x in f.findings):  # not every log dir has every checkpoint
-            out[name] = f
-    return out
-
-
 def _partition_file_rows(log, findings: list[Finding], filesystem=None, checkpoints=None) -> list[dict]:
     from ..log.checkpoints import LeaderEpochCheckpointFile, PartitionMetadataFile
     from ..log.producer_snapshot import ProducerStateSnapshot
@@ -140,15 +120,15 @@ _ROWS = {"segments": _segment_rows, "index": _index_rows, "partition_files": _pa
 
 
 def read_partition_views(partition_dirs: list[str], opts, schema: pa.Schema) -> Iterator[pa.RecordBatch]:
+    from ..log.checkpoints import read_root_checkpoints
     from ..log.log_dir import list_partition
-    from .scan import check_failfast, problem_rows
 
     roots: dict[str, dict] = {}
     for path in partition_dirs:
         log = list_partition(path)
         root = path.rstrip("/").rsplit("/", 1)[0]
         if opts.view == "partition_files" and root not in roots:
-            roots[root] = root_checkpoints(root)
+            roots[root] = read_root_checkpoints(root)
         findings: list[Finding] = []
         rows = _ROWS[opts.view](log, findings, None, roots.get(root))
         check_failfast(opts, findings)

@@ -16,7 +16,7 @@ from aiokafka.record.memory_records import MemoryRecords as AioMemoryRecords
 from kafka.record import MemoryRecords as KafkaPythonMemoryRecords
 
 from kafkalog_spark import Finding
-from kafkalog_spark.reader import iter_segment, segment_files
+from kafkalog_spark.log.reader import iter_segment, segment_files
 
 
 class DecodeError(AssertionError):

@@ -19,7 +19,7 @@ import time
 import pyarrow as pa
 
 from kafkalog_spark import Finding, read_log
-from kafkalog_spark.reader import iter_segment, segment_files
+from kafkalog_spark.log.reader import iter_segment, segment_files
 
 from .data import CODECS, Dataset, ensure_datasets
 

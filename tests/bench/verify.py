@@ -14,7 +14,7 @@ from kafka.record import MemoryRecords
 
 from kafkalog_spark import Finding, read_log
 from kafkalog_spark.log.file_records import DEFAULT_CHUNK_BYTES
-from kafkalog_spark.reader import iter_segment
+from kafkalog_spark.log.reader import iter_segment
 
 from .data import MIB, Dataset
 

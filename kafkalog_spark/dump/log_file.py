@@ -14,12 +14,12 @@ from dataclasses import dataclass
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .findings import Finding
-from .format.batches import SegmentContext, batches_view
-from .format.java_text import java_utf8
-from .format.records import control_type, records_view
-from .log.file_records import FileRecords
-from .log.log_dir import segment_of_file
+from ..findings import Finding
+from ..format.batches import SegmentContext, batches_view
+from ..format.java_text import java_utf8
+from ..format.records import control_type, records_view
+from ..log.file_records import FileRecords
+from ..log.log_dir import segment_of_file
 
 
 @dataclass(frozen=True)

@@ -6,12 +6,12 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 
-from .dump import DumpOptions
-from .findings import Finding, Severity
-from .log.offset_index import OffsetIndex
-from .log.producer_snapshot import ProducerStateSnapshot
-from .log.time_index import TimeIndex
-from .log.transaction_index import TransactionIndex
+from ..findings import Finding, Severity
+from ..log.offset_index import OffsetIndex
+from ..log.producer_snapshot import ProducerStateSnapshot
+from ..log.time_index import TimeIndex
+from ..log.transaction_index import TransactionIndex
+from .log_file import DumpOptions
 
 
 def _index_json(index: OffsetIndex) -> Iterator[dict]:

@@ -16,14 +16,14 @@ from collections.abc import Iterator
 import pyarrow as pa
 import pyarrow.fs as pafs
 
-from .findings import Finding, KafkaLogError, Severity
-from .format.batches import SegmentContext, batches_view, view_schema
-from .format.compression import DEFAULT_MAX_DECOMPRESSED
-from .format.records import records_view
-from .log.file_records import DEFAULT_CHUNK_BYTES, FileRecords
-from .log.files import resolve
-from .log.log_dir import LOG_SUFFIX, find_partitions, segment_of_file
-from .schemas import BATCHES, RECORDS
+from ..findings import Finding, KafkaLogError, Severity
+from ..format.batches import SegmentContext, batches_view, view_schema
+from ..format.compression import DEFAULT_MAX_DECOMPRESSED
+from ..format.records import records_view
+from ..schemas import BATCHES, RECORDS
+from .file_records import DEFAULT_CHUNK_BYTES, FileRecords
+from .files import resolve
+from .log_dir import LOG_SUFFIX, find_partitions, segment_of_file
 
 VIEWS = {"records": RECORDS, "batches": BATCHES}
 

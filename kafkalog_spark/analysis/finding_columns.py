@@ -1,0 +1,105 @@
+"""The columns of a validation finding, and the helpers every check builds them with.
+
+One home for the ``index_findings`` schema and the way a check turns a condition on a view's rows into
+finding rows, so the checks (:mod:`.segment_checks`, :mod:`.index_entries`, :mod:`.partition_checks`) and
+:mod:`.index_validation`, which runs them, all depend on this module and not on each other.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql.types import IntegerType, LongType, StringType, StructField, StructType
+
+from ..finding_kinds import Severity, finding_kind
+
+INDEX_FINDINGS = StructType(
+    [
+        StructField("topic", StringType()),
+        StructField("partition", IntegerType()),
+        StructField("baseOffset", LongType()),  # the segment's base offset; null when not segment-specific
+        StructField("severity", StringType()),  # error, warning or info (kafkalog_spark.findings.Severity)
+        StructField("check", StringType()),  # stable snake_case name of the check (or of the reader finding)
+        StructField("file", StringType()),  # the file the problem is in (path as the views name it)
+        StructField("position", LongType()),  # byte position in ``file``; -1 when not positional
+        StructField("expected", StringType()),  # what a healthy file would hold there (null: see detail)
+        StructField("found", StringType()),  # what the file holds
+        StructField("detail", StringType()),  # explanation: why it matters, what is normal
+    ]
+)
+"""The output of :func:`.index_validation.index_findings`: one row per problem.
+
+``severity``: ``error`` = damaged or inconsistent (a reader or the broker would go wrong); ``warning`` =
+suspicious but tolerated by Kafka (it repairs or ignores it); ``info`` = normal in some situations
+(compaction, a copy of a running broker's directory), reported so it can be explained."""
+
+KEYS = ["topic", "partition", "segmentBaseOffset"]
+_SEGMENT_FILE = r"(\d{20})\.(log|index|timeindex|txnindex)(\.(deleted|cleaned|swap))?$"
+
+
+def _value(v: object, data_type) -> Column:
+    return (v if isinstance(v, Column) else F.lit(v)).cast(data_type)
+
+
+def finding(severity: str | Column, check: str | Column, *, file: Column | str | None,
+            position: Column | int = -1, base_offset: Column | int | None = None,
+            expected: Column | str | None = None, found: Column | str | None = None,
+            detail: Column | str | None = None) -> list[Column]:
+    """The INDEX_FINDINGS columns for a select: plain values are literals, Columns are expressions;
+    ``topic`` and ``partition`` come from the DataFrame's own columns. A literal ``check`` must be a kind
+    of the catalogue (:mod:`kafkalog_spark.finding_kinds`), a literal ``severity`` one of its severities."""
+    if isinstance(check, str):
+        finding_kind(check)
+    if isinstance(severity, str):
+        Severity(severity)
+    values = {"topic": F.col("topic"), "partition": F.col("partition"), "baseOffset": base_offset,
+              "severity": severity, "check": check, "file": file,
+              "position": F.coalesce(_value(position, "long"), F.lit(-1).cast("long")),
+              "expected": expected, "found": found, "detail": detail}
+    return [_value(values[f.name], f.dataType).alias(f.name) for f in INDEX_FINDINGS]
+
+
+def finding_row(topic: str | None, partition: int | None, severity: str, check: str, file: str | None, *,
+                position: int = -1, base_offset: int | None = None, expected: str | None = None,
+                found: str | None = None, detail: str | None = None) -> dict:
+    """One INDEX_FINDINGS row as a dict, for checks that run in Python (driver or workers); ``check`` and
+    ``severity`` are checked against the catalogue."""
+    finding_kind(check)
+    return {"topic": topic, "partition": partition, "baseOffset": base_offset, "severity": str(Severity(severity)),
+            "check": check, "file": file, "position": position, "expected": expected, "found": found,
+            "detail": detail}
+
+
+def candidate(condition: Column, severity: str | Column, check: str | Column, **where) -> Column:
+    """A finding struct when ``condition`` holds, else null (``where``: the keyword arguments of :func:`finding`)."""
+    return F.when(condition, F.struct(*finding(severity, check, **where)))
+
+
+def emit(df: DataFrame, *candidates: Column) -> DataFrame:
+    """The findings of several checks on the same rows, in one pass: one output row per candidate that holds."""
+    found = F.filter(F.array(*candidates), lambda c: c.isNotNull())
+    return df.select(F.explode(found).alias("f")).select("f.*")
+
+
+def text(*parts: object) -> Column:
+    """A string column from literals and Columns (``text("offset ", F.col("offset"))``)."""
+    return F.concat(*[p.cast("string") if isinstance(p, Column) else F.lit(str(p)) for p in parts])
+
+
+def base_offset_from_file(file: Column) -> Column:
+    """The base offset in a segment file's name (``.log``/``.index``/``.timeindex``/``.txnindex``), else null."""
+    digits = F.regexp_extract(file, _SEGMENT_FILE, 1)
+    return F.when(digits != "", digits.try_cast("long"))
+
+
+def sibling_file(log_file: Column, suffix: str) -> Column:
+    """The path of a segment's other file (``.index``, ``.timeindex``, ``.txnindex``) from its ``.log`` path."""
+    return F.regexp_replace(log_file, r"\.log$", suffix)
+
+
+def ok(df: DataFrame) -> DataFrame:
+    return df.where(F.col("problem").isNull())
+
+
+def problems(df: DataFrame) -> DataFrame:
+    return df.where(F.col("problem").isNotNull())

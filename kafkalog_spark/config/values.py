@@ -1,0 +1,84 @@
+"""Typing and validating config values as Kafka's ConfigDef does, and the error that names what it rejects."""
+
+from __future__ import annotations
+
+import re
+from os import PathLike
+from pathlib import Path
+from typing import Any
+
+from .keys import INT32_RANGE, INT64_RANGE, SPEC
+
+JAVA_INTEGER = re.compile(r"[+-]?[0-9]+")  # what Long.parseLong / Integer.parseInt accept (ASCII digits)
+
+
+class ConfigError(ValueError):
+    """A config key or value Kafka would reject; the message names the key and the value."""
+
+    def __init__(self, message: str, key: str | None = None, value: str | None = None):
+        super().__init__(message)
+        self.key = key
+        self.value = value
+
+
+def read_config_text(path: str | PathLike[str]) -> str:
+    """A config file's text; an unreadable file is a ConfigError naming it, like any other bad input."""
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except OSError as e:
+        raise ConfigError(f"cannot read {path}: {e.strerror or e}") from e
+
+
+def _bounds_message(lo: Any, hi: Any) -> str:
+    if hi is None:
+        return f"must be at least {lo}"
+    if lo is None:
+        return f"must be at most {hi}"
+    return f"must be between {lo} and {hi}"
+
+
+def parse_value(key: str, text: str) -> Any:
+    """Parse and validate one value as Kafka's ConfigDef would; ConfigError names ``key=text`` on failure."""
+    if key not in SPEC:
+        raise ConfigError(f"{key}={text}: unknown config key", key, text)
+    kind, constraint = SPEC[key]
+    value_text = str(text).strip()
+
+    def bad(why: str) -> ConfigError:
+        return ConfigError(f"{key}={text}: {why}", key, str(text))
+
+    if kind in ("long", "int"):
+        if not JAVA_INTEGER.fullmatch(value_text):
+            raise bad(f"not {'a long' if kind == 'long' else 'an int'}")
+        value: Any = int(value_text)
+        lo, hi = INT64_RANGE if kind == "long" else INT32_RANGE
+        if not lo <= value <= hi:
+            raise bad(f"not {'a long' if kind == 'long' else 'an int'} (out of range)")
+    elif kind == "double":
+        try:
+            value = float(value_text)
+        except ValueError:
+            raise bad("not a double") from None
+        if value != value:  # NaN
+            raise bad("not a double")
+    elif kind == "boolean":
+        if value_text.lower() not in ("true", "false"):
+            raise bad("not a boolean (true or false)")
+        return value_text.lower() == "true"
+    elif kind == "list":
+        items = [] if value_text == "" else [s.strip() for s in value_text.split(",")]
+        if constraint is not None:
+            for item in items:
+                if item.lower() not in constraint:
+                    raise bad(f"{item!r} is not one of {', '.join(sorted(constraint))}")
+            return frozenset(item.lower() for item in items)
+        return tuple(items)
+    else:  # string
+        if constraint is not None and value_text not in constraint:
+            raise bad(f"not one of {', '.join(sorted(constraint))}")
+        return value_text
+    if isinstance(constraint, tuple):
+        lo, hi = constraint
+        if (lo is not None and value < lo) or (hi is not None and value > hi):
+            raise bad(_bounds_message(lo, hi))
+    return value

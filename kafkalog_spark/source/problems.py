@@ -1,0 +1,39 @@
+"""How findings reach a view's rows: as problem rows (PERMISSIVE) or as a failure (FAILFAST).
+
+Shared by the `.log` views (:mod:`.scan`) and the views that read listings and small files (:mod:`.views`).
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+from ..findings import Finding, KafkaLogError, Severity
+from .options import SourceOptions
+
+
+def problem_rows(findings: list[Finding], topic: str, partition: int, base_offset: int | None,
+                 schema: pa.Schema) -> pa.RecordBatch:
+    """Rows carrying only their location and the finding."""
+    n = len(findings)
+    columns = {f.name: pa.nulls(n, f.type) for f in schema}
+    columns["topic"] = pa.array([topic] * n, pa.string())
+    columns["partition"] = pa.array([partition] * n, pa.int32())
+    for name in ("segmentBaseOffset", "baseOffset"):
+        if name in columns and base_offset is not None:
+            columns[name] = pa.array([base_offset] * n, pa.int64())
+            break
+    if "position" in columns:
+        columns["position"] = pa.array([f.position for f in findings], pa.int64())
+    columns["problem"] = pa.array(
+        [{"severity": str(f.severity), "kind": f.kind, "file": f.file, "position": f.position, "detail": f.detail}
+         for f in findings],
+        schema.field("problem").type,
+    )
+    return pa.RecordBatch.from_arrays([columns[f.name] for f in schema], schema=schema)
+
+
+def check_failfast(opts: SourceOptions, findings: list[Finding]) -> None:
+    if opts.mode == "FAILFAST":
+        for f in findings:
+            if f.severity == Severity.ERROR:
+                raise KafkaLogError(f)
