@@ -19,12 +19,12 @@ from pathlib import Path
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from .config import TopicConfig
+from .config import TopicConfigs
 from .delta import TableLocation, read_snapshot, write_snapshot
 
 VIEWS = ("segments", "batches", "records", "index", "partition_files")
 TABLES = ("segment_stats", "partition_stats", "log_dir_stats", "index_findings", "retention_plan",
-          "compaction_preview", "compaction_preview_segments")
+          "compaction_preview", "compaction_preview_segments", "topic_configs")
 
 
 @dataclass(frozen=True)
@@ -75,33 +75,26 @@ def read_views(spark: SparkSession, config: NightlyConfig, log_dirs: Sequence[st
     return {name: df.persist() for name, df in views.items()}
 
 
-def topic_configs(config: NightlyConfig, topics: list[str]) -> dict[str, TopicConfig]:
-    """Each topic's effective configuration: Kafka's defaults < server.properties < topic overrides."""
-    from .config import effective_config, load_broker_properties, load_topic_overrides
-
-    broker = load_broker_properties(config.broker_config) if config.broker_config else None
-    overrides = load_topic_overrides(config.topic_config) if config.topic_config else None
-    return {t: effective_config(t, broker, overrides) for t in topics}
+def topic_configs(config: NightlyConfig) -> TopicConfigs:
+    """The effective configs of every topic, resolved once: Kafka's defaults < server.properties < topic overrides.
+    Every analysis takes this one object."""
+    return TopicConfigs(config.broker_config, config.topic_config)
 
 
-def roll_limits(spark: SparkSession, configs: dict[str, TopicConfig]) -> DataFrame:
-    """The limits a segment rolls at, per topic, for segment_stats' roll reasons."""
-    rows = [(t, c["segment.bytes"], c["segment.ms"], c["segment.index.bytes"]) for t, c in configs.items()]
-    return spark.createDataFrame(rows, "topic string, segmentBytes long, segmentMs long, segmentIndexBytes long")
-
-
-def compute(spark: SparkSession, views: dict[str, DataFrame], configs: dict[str, TopicConfig],
-            log_dirs: Sequence[str], now_ms: int) -> dict[str, DataFrame]:
+def compute(spark: SparkSession, views: dict[str, DataFrame], configs: TopicConfigs, log_dirs: Sequence[str],
+            now_ms: int) -> dict[str, DataFrame]:
     from .analysis.compaction import compaction_preview
     from .analysis.index_validation import index_findings
     from .analysis.partition_stats import log_dir_stats, partition_stats
     from .analysis.retention import retention_plan
     from .analysis.segment_stats import segment_stats
+    from .analysis.topic_configs import topic_configs as topic_configs_table
+    from .analysis.topic_configs import topics_of
 
     compaction = compaction_preview(views["records"], views["batches"], views["segments"], views["partition_files"],
                                     configs, now_ms, include_records=False)
     segments = segment_stats(views["segments"], views["batches"], views["records"], views["partition_files"],
-                             roll_limits(spark, configs))
+                             configs)
     partitions = partition_stats(segments, views["partition_files"])
     return {
         "segment_stats": segments,
@@ -112,6 +105,7 @@ def compute(spark: SparkSession, views: dict[str, DataFrame], configs: dict[str,
                                          now_ms),
         "compaction_preview": compaction.partitions,
         "compaction_preview_segments": compaction.segments,
+        "topic_configs": topic_configs_table(spark, configs, topics_of(views["segments"])),
     }
 
 
@@ -140,11 +134,11 @@ def run(spark: SparkSession, config: NightlyConfig, now: Callable[[], dt.datetim
     cached: list[DataFrame] = []
     per_dir: list[dict[str, DataFrame]] = []
     try:
+        configs = topic_configs(config)  # a bad config file or value fails here, before any work
         for log_dir in config.log_dirs:
             views = read_views(spark, config, [log_dir])
             cached += views.values()
-            topics = [r.topic for r in views["segments"].select("topic").distinct().collect()]
-            tables = compute(spark, views, topic_configs(config, topics), [log_dir], int(started.timestamp() * 1000))
+            tables = compute(spark, views, configs, [log_dir], int(started.timestamp() * 1000))
             per_dir.append({name: _with_log_dir(df, log_dir) for name, df in tables.items()})
         for name in TABLES:
             df = reduce(lambda a, b: a.unionByName(b, allowMissingColumns=True), (t[name] for t in per_dir))

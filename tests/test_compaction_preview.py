@@ -22,7 +22,6 @@ from kafkalog_spark.analysis.cleaner import (
     Record,
     Segment,
     preview_partition,
-    settings_from,
     varint_size,
 )
 from kafkalog_spark.analysis.cleaner.grouping import group_segments as _group_segments
@@ -99,20 +98,30 @@ def test_varint_sizes_are_kafkas() -> None:
         [1, 1, 1, 1, 2, 2, 3, 3, 4, 6]
 
 
-def test_settings_from_kafka_names_objects_and_defaults() -> None:
-    from kafkalog_spark.config import effective_config
+def test_settings_come_from_the_one_resolver_of_effective_configs() -> None:
+    from kafkalog_spark.analysis.compaction import resolve_settings
+    from kafkalog_spark.config import TopicConfigs, effective_config
 
-    s = settings_from({"cleanup.policy": "compact,delete", "min.cleanable.dirty.ratio": "0.25",
-                       "log.cleaner.dedupe.buffer.size": 24 * 100, "log.cleaner.threads": 2})
+    s = CleanerSettings.of(effective_config("t", what_if=[
+        "cleanup.policy=compact,delete", "min.cleanable.dirty.ratio=0.25", "log.cleaner.dedupe.buffer.size=2400",
+        "log.cleaner.threads=2"]))
     assert s.compact and s.cleanup_policy == {"compact", "delete"} and s.min_cleanable_dirty_ratio == 0.25
     assert (s.map_slots, s.map_capacity) == (50, 45)  # 2400 / 2 threads / 24 bytes, at 0.9
-    default = settings_from(None)
+    default = CleanerSettings.of(effective_config("orders"))
+    assert default == CleanerSettings()  # the dataclass defaults are Kafka 3.9's
     assert not default.compact and default.map_slots == 134217728 // 24 and default.map_capacity == 5033164
-    topic = settings_from(effective_config("orders", what_if=["cleanup.policy=compact", "delete.retention.ms=5",
-                                                              "log.cleaner.io.buffer.load.factor=0.5"]))
-    assert topic.compact and topic.delete_retention_ms == 5 and topic.dedupe_load_factor == 0.5
-    assert settings_from(effective_config("__consumer_offsets")).compact  # internal topics are compacted
-    assert settings_from(topic, delete_retention_ms=7).delete_retention_ms == 7
+    topic = effective_config("orders", what_if=["cleanup.policy=compact", "delete.retention.ms=5",
+                                                "log.cleaner.io.buffer.load.factor=0.5"])
+    settings = CleanerSettings.of(topic)
+    assert settings.compact and settings.delete_retention_ms == 5 and settings.dedupe_load_factor == 0.5
+    assert CleanerSettings.of(topic, delete_retention_ms=7).delete_retention_ms == 7
+    # every accepted form of configs goes through TopicConfigs: per-topic Kafka names, TopicConfig, a callable
+    by_names = resolve_settings({"orders": {"cleanup.policy": "compact"}}, ["orders", "other", "__consumer_offsets"])
+    assert by_names["orders"].compact and not by_names["other"].compact
+    assert by_names["__consumer_offsets"].compact  # internal topics are compacted
+    assert resolve_settings({"orders": topic}, ["orders"])["orders"] == settings
+    assert resolve_settings(lambda t: topic, ["x"])["x"] == settings
+    assert resolve_settings(TopicConfigs(what_if=["cleanup.policy=compact"]), ["y"])["y"].compact
 
 
 def test_a_plain_pass_keeps_the_latest_per_key_and_gives_tombstones_a_horizon() -> None:

@@ -16,7 +16,7 @@ Keys never leave Spark's first projection: they are hashed with MD5 there, as th
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,7 +33,13 @@ from pyspark.sql.types import (
     StructType,
 )
 
-from .cleaner import CleanerSettings, settings_from
+from ..config.topic_configs import ConfigSource, TopicConfigs
+from ..log.checkpoints import (
+    CLEANER_OFFSET_CHECKPOINT,
+    LOG_START_OFFSET_CHECKPOINT,
+    REPLICATION_OFFSET_CHECKPOINT,
+)
+from .cleaner import CleanerSettings
 
 _L, _I, _S, _B, _D = LongType(), IntegerType(), StringType(), BooleanType(), DoubleType()
 
@@ -150,22 +156,11 @@ class CompactionPreview:
             self.cached.unpersist()
 
 
-ConfigSource = Mapping[str, Any] | Callable[[str], Any] | None
-
-
 def resolve_settings(configs: ConfigSource, topics: Iterable[str], **overrides: Any) -> dict[str, CleanerSettings]:
-    """CleanerSettings per topic from ``configs``: a mapping topic -> TopicConfig (or a mapping of Kafka
-    config names), or a callable topic -> TopicConfig, or None (Kafka's defaults, so nothing compacted)."""
-    out = {}
-    for topic in topics:
-        if configs is None:
-            cfg = None
-        elif isinstance(configs, Mapping):
-            cfg = configs.get(topic)
-        else:
-            cfg = configs(topic)
-        out[topic] = settings_from(cfg, **overrides)
-    return out
+    """The cleaner's settings per topic, from the one resolver of effective configs (a TopicConfigs, or what
+    ``TopicConfigs.of`` takes; None: Kafka's defaults, so only the internal topics are compacted)."""
+    resolved = TopicConfigs.of(configs)
+    return {topic: CleanerSettings.of(resolved[topic], **overrides) for topic in topics}
 
 
 # --------------------------------------------------------------------------------------------------
@@ -229,7 +224,7 @@ def _problem_rows(df: DataFrame) -> DataFrame:
 
 _SEGMENT_COLUMNS = ["topic", "partition", "status", "baseOffset", "logSize", "indexSize", "timeIndexSize", "isActive",
                     "maxIndexedTimestamp", "logFile"]
-_CHECKPOINTS = ("cleaner-offset-checkpoint", "log-start-offset-checkpoint", "replication-offset-checkpoint")
+_CHECKPOINTS = (CLEANER_OFFSET_CHECKPOINT, LOG_START_OFFSET_CHECKPOINT, REPLICATION_OFFSET_CHECKPOINT)
 
 
 def _segment_listing(segments: DataFrame) -> list:
@@ -345,9 +340,9 @@ def _partition_input(table, key: tuple[str, int], c: dict, settings: CleanerSett
         topic=key[0], partition=key[1],
         segments=[Segment(*s) for s in c["segments"]],
         batches=list(batches.values()), settings=settings,
-        cleaner_checkpoint=cp.get("cleaner-offset-checkpoint"),
-        log_start_checkpoint=cp.get("log-start-offset-checkpoint"),
-        high_watermark_checkpoint=cp.get("replication-offset-checkpoint"),
+        cleaner_checkpoint=cp.get(CLEANER_OFFSET_CHECKPOINT),
+        log_start_checkpoint=cp.get(LOG_START_OFFSET_CHECKPOINT),
+        high_watermark_checkpoint=cp.get(REPLICATION_OFFSET_CHECKPOINT),
         snapshots={o: [ProducerEntry(pid, ep if ep is not None else -1, lo if lo is not None else -1,
                                      ts if ts is not None else -1, tx if tx is not None else -1)
                        for pid, ep, lo, ts, tx in entries]
@@ -451,15 +446,15 @@ def compaction_preview(records: DataFrame, batches: DataFrame, segments: DataFra
     """Preview the log cleaner's next pass over every compacted partition in the views.
 
     ``records``, ``batches``, ``segments``, ``partition_files``: the `kafkalog` views of the same log dirs
-    (read with ``includeInternal`` for the internal topics). ``configs``: the topics' effective configs, as a
-    mapping topic -> ``TopicConfig`` (kafkalog_spark.config.topic_config.effective_config) or a mapping of
-    Kafka config names, or a callable topic -> config; a topic is previewed when its cleanup.policy
-    contains compact. ``now_ms``: the clean time to assume (epoch milliseconds).
+    (read with ``includeInternal`` for the internal topics). ``configs``: the topics' effective configs, a
+    :class:`~kafkalog_spark.config.TopicConfigs` (or what ``TopicConfigs.of`` takes: topic -> TopicConfig,
+    topic -> {Kafka key: value}, a callable topic -> TopicConfig, None); a topic is previewed when its
+    cleanup.policy contains compact. ``now_ms``: the clean time to assume (epoch milliseconds).
 
     ``simulate_all``: also simulate the pass for compacted partitions the cleaner would not pick now
     (``wouldClean`` stays false, ``passSimulated`` says the numbers are hypothetical). ``include_records``:
     fill :attr:`CompactionPreview.records` (one row per record). ``topics``: limit to these topics.
-    ``producer_id_expiration_ms``: the broker's producer.id.expiration.ms when the configs lack it.
+    ``producer_id_expiration_ms``: replaces the configs' producer.id.expiration.ms (a broker setting).
     """
     if topics is not None:
         segments = segments.where(F.col("topic").isin(list(topics)))

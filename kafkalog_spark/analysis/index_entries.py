@@ -96,7 +96,7 @@ def _lookup(values: np.ndarray, targets: np.ndarray) -> tuple[np.ndarray, np.nda
 
 def _row(key: dict, severity: str, check: str, file: str, position: int, expected: str, found: str,
          detail: str) -> dict:
-    return finding_row(key["topic"], key["partition"], severity, check, file, position=position,
+    return finding_row(key.get("topic"), key.get("partition"), severity, check, file, position=position,
                        base_offset=key.get("baseOffset"), expected=expected, found=found, detail=detail)
 
 

@@ -39,7 +39,7 @@ retention: its rows are never deletable.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -55,7 +55,8 @@ from pyspark.sql.types import (
     StructType,
 )
 
-from ..config import TopicConfig, effective_config
+from ..config import TopicConfig
+from ..config.topic_configs import ConfigSource, TopicConfigs
 from ..log.checkpoints import LOG_START_OFFSET_CHECKPOINT, REPLICATION_OFFSET_CHECKPOINT
 
 KRAFT_METADATA_TOPIC = "__cluster_metadata"
@@ -354,18 +355,10 @@ def _plan_input(segments: DataFrame, batches: DataFrame, partition_files: DataFr
             .join(checkpoints, ["topic", "partition"], "left"))
 
 
-def _resolve(configs: Callable[[str], TopicConfig] | Mapping[str, TopicConfig] | None,
-             topics: list[str]) -> dict[str, RetentionParams]:
-    out = {}
-    for topic in topics:
-        if configs is None:
-            config = effective_config(topic)
-        elif callable(configs):
-            config = configs(topic)
-        else:
-            config = configs.get(topic) or effective_config(topic)  # a topic not listed: Kafka's defaults
-        out[topic] = RetentionParams.of(config)
-    return out
+def _resolve(configs: ConfigSource, topics: list[str]) -> dict[str, RetentionParams]:
+    """The retention rules' parameters per topic, from the one resolver of effective configs."""
+    resolved = TopicConfigs.of(configs)
+    return {topic: RetentionParams.of(resolved[topic]) for topic in topics}
 
 
 def _root_checkpoints(log_dir: str) -> tuple[bool | None, bool | None]:
@@ -422,13 +415,13 @@ def _run(segments: DataFrame, batches: DataFrame, partition_files: DataFrame, co
 
 
 def retention_plan(segments: DataFrame, batches: DataFrame, partition_files: DataFrame,
-                   configs: Callable[[str], TopicConfig] | Mapping[str, TopicConfig] | None,
-                   as_of_ms: int) -> DataFrame:
+                   configs: ConfigSource, as_of_ms: int) -> DataFrame:
     """One row per live segment (:data:`PLAN_SCHEMA`): what the broker's retention deletes at ``as_of_ms``.
 
-    ``configs``: a function topic -> TopicConfig (e.g. ``lambda t: effective_config(t, broker, overrides)``)
-    or a dict (topics missing from it get Kafka's defaults). The per-partition results (log start/end
-    offsets, high watermark, new log start offset) are repeated on each of the partition's rows;
+    ``configs``: the topics' effective configs, a :class:`~kafkalog_spark.config.TopicConfigs` (or what its
+    ``of`` takes: a function topic -> TopicConfig, a dict whose missing topics get Kafka's defaults, None). The
+    per-partition results (log start/end offsets, high watermark, new log start offset) are repeated on each
+    of the partition's rows;
     :func:`partition_summary` gives one row per partition. ``batches`` may be restricted (e.g. to the active
     segments): largest timestamps then come from the time indexes.
     """
@@ -436,9 +429,7 @@ def retention_plan(segments: DataFrame, batches: DataFrame, partition_files: Dat
 
 
 def retention_what_if(segments: DataFrame, batches: DataFrame, partition_files: DataFrame,
-                      configs: Callable[[str], TopicConfig] | Mapping[str, TopicConfig] | None,
-                      what_if_configs: Callable[[str], TopicConfig] | Mapping[str, TopicConfig],
-                      as_of_ms: int) -> DataFrame:
+                      configs: ConfigSource, what_if_configs: ConfigSource, as_of_ms: int) -> DataFrame:
     """The current plan and the plan under ``what_if_configs`` side by side (:data:`WHAT_IF_SCHEMA`): the plan's
     columns plus ``whatIfDeletable``, ``whatIfRule``, ``whatIfReason``, ... for the alternative configuration."""
     return _run(segments, batches, partition_files, configs, as_of_ms, what_if_configs)

@@ -13,11 +13,11 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 from pyspark.sql.types import IntegerType, LongType, StringType, StructField, StructType
 
+from ..config.topic_configs import ConfigSource, TopicConfigs
+from .topic_configs import topic_configs, topics_of
+
 KEYS = ["topic", "partition", "segmentBaseOffset"]  # the views' names; the output says baseOffset
 INT32_MAX = 2**31 - 1
-
-# Kafka's defaults, used where a topic's configuration is not given.
-DEFAULT_ROLL_LIMITS = {"segmentBytes": 1073741824, "segmentMs": 604800000, "segmentIndexBytes": 10485760}
 
 
 def _ok(df: DataFrame) -> DataFrame:
@@ -130,19 +130,17 @@ def _roll_reason(next_first_size: Column, next_first_ts: Column, next_last_offse
 
 
 def segment_stats(segments: DataFrame, batches: DataFrame, records: DataFrame,
-                  partition_files: DataFrame | None = None, roll_limits: DataFrame | None = None) -> DataFrame:
-    """One row per live segment. ``roll_limits`` has topic, segmentBytes, segmentMs, segmentIndexBytes
-    (Kafka's defaults for topics it does not list)."""
+                  partition_files: DataFrame | None = None, configs: ConfigSource = None) -> DataFrame:
+    """One row per live segment. ``configs``: the topics' effective configs (a
+    :class:`~kafkalog_spark.config.TopicConfigs`, or what :meth:`~kafkalog_spark.config.TopicConfigs.of` takes;
+    None: Kafka's defaults), for the roll limits segment.bytes, segment.ms and segment.index.bytes."""
     seg = (_ok(segments).where("status = 'live'").withColumnRenamed("baseOffset", "segmentBaseOffset")
            .select(*KEYS, "isActive", "nextBaseOffset", "logFile", "logSize", "indexSize", "timeIndexSize",
                    "txnIndexSize", "indexEntries", "timeIndexEntries", "logModified"))
     stats = (seg.join(_batch_stats(batches), KEYS, "left").join(_record_stats(records, partition_files), KEYS, "left"))
-    if roll_limits is None:
-        stats = stats.select("*", *[F.lit(v).alias(k) for k, v in DEFAULT_ROLL_LIMITS.items()])
-    else:
-        stats = stats.join(F.broadcast(roll_limits), "topic", "left")
-        for k, v in DEFAULT_ROLL_LIMITS.items():
-            stats = stats.withColumn(k, F.coalesce(F.col(k), F.lit(v)))
+    limits = (topic_configs(segments.sparkSession, TopicConfigs.of(configs), topics_of(segments))
+              .select("topic", "segmentBytes", "segmentMs", "segmentIndexBytes"))
+    stats = stats.join(F.broadcast(limits), "topic", "left")
     nxt = Window.partitionBy("topic", "partition").orderBy("segmentBaseOffset")
     stats = stats.withColumn(
         "rollReason",

@@ -3,7 +3,7 @@
     kafkalog compaction-preview /var/lib/kafka/data --broker-config server.properties \\
         --topic-config topics.ini --now 2026-11-21T12:00:00Z --set min.cleanable.dirty.ratio=0.1 --json
 
-Topic configs are layered by :func:`kafkalog_spark.config.topic_config.effective_config` (Kafka's defaults,
+Topic configs are resolved once by :class:`kafkalog_spark.config.TopicConfigs` (Kafka's defaults,
 the broker's server.properties, the internal topics' own configs, the per-topic file, then ``--set``); a topic
 is previewed when its cleanup.policy contains compact. ``--json`` prints one JSON object per partition
 (JSON Lines), with ``--segments`` also one per segment (``"kind": "segment"``). Exit codes: 0 ok, 2 usage or
@@ -26,14 +26,12 @@ SEGMENT_COLUMNS = ["topic", "partition", "baseOffset", "section", "inPass", "cle
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..config import ConfigError, effective_config, load_broker_properties, load_topic_overrides
+    from ..config import ConfigError, TopicConfigs
 
     try:
         now_ms = parse_time(args.now, "--now")
-        what_if = list(args.what_if)
-        broker = load_broker_properties(args.broker_config) if args.broker_config else None
-        overrides = load_topic_overrides(args.topic_config) if args.topic_config else None
-        effective_config("-", broker, overrides, what_if)  # fail on a bad --set before starting Spark
+        # every layer validated before Spark starts
+        configs = TopicConfigs(args.broker_config, args.topic_config, list(args.what_if))
     except (ConfigError, ValueError, OSError) as e:
         print(f"kafkalog compaction-preview: {e}", file=sys.stderr)
         return 2
@@ -43,11 +41,8 @@ def run(args: argparse.Namespace) -> int:
 
     progress(f"reading {len(args.log_dirs)} log dir(s) with a local Spark session")
     spark = local_session("kafkalog-cli", delta=False, extra={"spark.ui.showConsoleProgress": "false"})
-    def config(topic: str):
-        return effective_config(topic, broker, overrides, what_if)
-
     try:
-        preview = preview_log_dirs(spark, list(args.log_dirs), config, now_ms, simulate_all=args.simulate_all,
+        preview = preview_log_dirs(spark, list(args.log_dirs), configs, now_ms, simulate_all=args.simulate_all,
                                    include_records=False, topics=args.topics or None)
     except (ConfigError, ValueError) as e:
         print(f"kafkalog compaction-preview: {e}", file=sys.stderr)

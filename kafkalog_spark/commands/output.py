@@ -35,11 +35,13 @@ def parse_time(text: str | None, flag: str) -> int:
     return int((when if when.tzinfo else when.replace(tzinfo=dt.UTC)).timestamp() * 1000)
 
 
-def add_config_arguments(p: argparse.ArgumentParser) -> None:
-    """The topic-configuration options retention-plan and compaction-preview share."""
+def add_config_arguments(p: argparse.ArgumentParser, what_if: bool = True) -> None:
+    """The topic-configuration options the commands share (``--set`` only where a what-if means something)."""
     p.add_argument("--broker-config", metavar="server.properties", help="the broker's server.properties")
     p.add_argument("--topic-config", metavar="FILE",
                    help="per-topic overrides: kafka-configs --describe output, [topic] INI sections, YAML or JSON")
+    if not what_if:
+        return
     p.add_argument("--set", dest="what_if", action="append", default=[], metavar="key=value",
                    help="what-if config for every topic (repeatable), e.g. --set retention.ms=86400000")
 

@@ -15,7 +15,7 @@ import json
 import os
 import sys
 
-from ..config import ConfigError, effective_config, load_broker_properties, load_topic_overrides, parse_assignments
+from ..config import ConfigError, TopicConfigs, parse_assignments
 from .output import add_config_arguments, parse_time, print_table
 
 PROG = "kafkalog retention-plan"
@@ -87,13 +87,9 @@ def run(args: argparse.Namespace, out=None) -> int:
         if "://" not in path and not os.path.isdir(path):
             return _error(f"{path}: not a directory")
     try:
-        broker = load_broker_properties(args.broker_config) if args.broker_config else None
-        overrides = load_topic_overrides(args.topic_config) if args.topic_config else None
+        configs = TopicConfigs(args.broker_config, args.topic_config)  # every layer validated before Spark starts
         what_if = parse_assignments(args.what_if)
-        # Validate every layer before starting Spark: a bad value is reported by key, with exit code 2.
-        effective_config("-", broker, overrides, what_if)
-        for topic in overrides or {}:
-            effective_config(topic, broker, overrides, what_if)
+        what_if_configs = configs.with_what_if(what_if) if what_if else None
     except ConfigError as e:
         return _error(str(e))
 
@@ -109,15 +105,12 @@ def run(args: argparse.Namespace, out=None) -> int:
             reader = reader.option("topics", args.topics)
         return reader.load(list(args.log_dirs))
 
-    def current(topic: str):
-        return effective_config(topic, broker, overrides)
-
     views = (load("segments"), load("batches"), load("partition_files"))
     try:
-        if what_if:
-            plan = retention_what_if(*views, current, lambda t: effective_config(t, broker, overrides, what_if), as_of)
+        if what_if_configs is not None:
+            plan = retention_what_if(*views, configs, what_if_configs, as_of)
         else:
-            plan = retention_plan(*views, current, as_of)
+            plan = retention_plan(*views, configs, as_of)
     except ConfigError as e:
         return _error(str(e))
     rows = [r.asDict() for r in plan.orderBy("topic", "partition", "baseOffset").collect()]

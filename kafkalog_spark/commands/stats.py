@@ -7,9 +7,10 @@ validate is a CI gate: exit 1 when an error-severity finding exists, 0 otherwise
 from __future__ import annotations
 
 import argparse
+import sys
 from xml.etree import ElementTree as ET
 
-from .output import print_json, print_table, progress
+from .output import add_config_arguments, print_json, print_table, progress
 
 STATS_COLUMNS = ["topic", "partition", "baseOffset", "isActive", "records", "batches", "logSize", "firstOffset",
                  "lastOffset", "codecMix", "rollReason"]
@@ -25,15 +26,21 @@ def _session(args: argparse.Namespace):
 
 def run_stats(args: argparse.Namespace) -> int:
     from ..analysis.segment_stats import segment_stats
+    from ..config import ConfigError, TopicConfigs
     from ..source import read_views
 
+    try:
+        configs = TopicConfigs(args.broker_config, args.topic_config)  # the roll limits of each topic
+    except ConfigError as e:
+        print(f"kafkalog stats: {e}", file=sys.stderr)
+        return 2
     spark = _session(args)
     rows: list[dict] = []
     for log_dir in args.log_dirs:  # each on its own: replicas of one partition stay apart
         progress(f"computing segment statistics of {log_dir}")
         v = read_views(spark, log_dir, ("segments", "batches", "records", "partition_files"),
                        includeInternal=str(args.include_internal).lower())
-        stats = segment_stats(v["segments"], v["batches"], v["records"], v["partition_files"])
+        stats = segment_stats(v["segments"], v["batches"], v["records"], v["partition_files"], configs)
         rows += [{"logDir": log_dir} | r.asDict(recursive=True)
                  for r in stats.orderBy("topic", "partition", "baseOffset").collect()]
     if args.json:
@@ -89,6 +96,7 @@ def _common(p: argparse.ArgumentParser) -> None:
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("stats", help="per-segment statistics")
     _common(p)
+    add_config_arguments(p, what_if=False)  # without the topics' configs, roll reasons use Kafka's defaults
     p.set_defaults(func=run_stats)
     p = sub.add_parser("validate", help="check indexes, CRCs and files; exit 1 on error-severity findings")
     _common(p)

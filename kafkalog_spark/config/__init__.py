@@ -4,6 +4,7 @@ from .broker import load_broker_properties
 from .keys import BROKER_DEFAULTS, KAFKA_DEFAULTS
 from .overrides import load_topic_overrides, parse_assignments, parse_topic_overrides
 from .topic_config import TopicConfig, effective_config
+from .topic_configs import TopicConfigs
 from .values import ConfigError
 
 __all__ = [
@@ -11,6 +12,7 @@ __all__ = [
     "KAFKA_DEFAULTS",
     "ConfigError",
     "TopicConfig",
+    "TopicConfigs",
     "effective_config",
     "load_broker_properties",
     "load_topic_overrides",

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 import pyarrow.fs as pafs
 
+from .checkpoints import LEADER_EPOCH_CHECKPOINT, PARTITION_METADATA
 from .files import resolve
 
 LOG_SUFFIX = ".log"
@@ -120,7 +121,7 @@ def list_partition(path: str, filesystem: pafs.FileSystem | None = None,
         full = f"{path.rstrip('/')}/{name}"
         m = _SEGMENT_FILE.match(name)
         if m is None:
-            if name.endswith(".tmp") or name in ("leader-epoch-checkpoint", "partition.metadata"):
+            if name.endswith(".tmp") or name in (LEADER_EPOCH_CHECKPOINT, PARTITION_METADATA):
                 log.other_files[name] = full
             else:
                 log.unknown_files.append(full)
@@ -179,7 +180,7 @@ def is_partition_dir(path: str, filesystem: pafs.FileSystem | None = None) -> bo
     fs, inner = resolve(path, filesystem)
     for info in fs.get_file_info(pafs.FileSelector(inner)):
         if info.type == pafs.FileType.File and (
-            _SEGMENT_FILE.match(info.base_name) or info.base_name in ("partition.metadata", "leader-epoch-checkpoint")
+            _SEGMENT_FILE.match(info.base_name) or info.base_name in (PARTITION_METADATA, LEADER_EPOCH_CHECKPOINT)
         ):
             return True
         if info.type == pafs.FileType.Directory and TopicPartition.parse(info.base_name):

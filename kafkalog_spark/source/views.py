@@ -80,7 +80,12 @@ def _index_rows(log, findings: list[Finding], filesystem=None, checkpoints=None)
 
 
 def _partition_file_rows(log, findings: list[Finding], filesystem=None, checkpoints=None) -> list[dict]:
-    from ..log.checkpoints import LeaderEpochCheckpointFile, PartitionMetadataFile
+    from ..log.checkpoints import (
+        LEADER_EPOCH_CHECKPOINT,
+        PARTITION_METADATA,
+        LeaderEpochCheckpointFile,
+        PartitionMetadataFile,
+    )
     from ..log.producer_snapshot import ProducerStateSnapshot
     from ..log.transaction_index import TransactionIndex
 
@@ -90,12 +95,12 @@ def _partition_file_rows(log, findings: list[Finding], filesystem=None, checkpoi
         findings.extend(parsed.findings)
         rows.extend({"file": parsed.path, "fileType": file_type, "entry": i} | e for i, e in enumerate(entries))
 
-    if "leader-epoch-checkpoint" in log.other_files:
-        f = LeaderEpochCheckpointFile.read(log.other_files["leader-epoch-checkpoint"], filesystem)
-        add(f, "leader-epoch-checkpoint", [{"epoch": e.epoch, "startOffset": e.start_offset} for e in f.entries])
-    if "partition.metadata" in log.other_files:
-        f = PartitionMetadataFile.read(log.other_files["partition.metadata"], filesystem)
-        add(f, "partition.metadata", [{"topicId": f.topic_id}])
+    if LEADER_EPOCH_CHECKPOINT in log.other_files:
+        f = LeaderEpochCheckpointFile.read(log.other_files[LEADER_EPOCH_CHECKPOINT], filesystem)
+        add(f, LEADER_EPOCH_CHECKPOINT, [{"epoch": e.epoch, "startOffset": e.start_offset} for e in f.entries])
+    if PARTITION_METADATA in log.other_files:
+        f = PartitionMetadataFile.read(log.other_files[PARTITION_METADATA], filesystem)
+        add(f, PARTITION_METADATA, [{"topicId": f.topic_id}])
     for offset, path in log.snapshots.items():
         f = ProducerStateSnapshot.read(path, filesystem)
         add(f, "producer-snapshot", [

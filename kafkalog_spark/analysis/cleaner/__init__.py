@@ -27,11 +27,11 @@ from .inputs import AbortedTxn, Batch, PartitionInput, ProducerEntry, Record, Se
 from .log_offsets import load_offsets
 from .log_segments import LogSegments, place_batches
 from .results import GroupResult, PartitionResult, RecordFate, SegmentResult
-from .settings import CleanerSettings, settings_from
+from .settings import CleanerSettings
 
 __all__ = [
     "AbortedTxn", "Batch", "CleanerSettings", "GroupResult", "PartitionInput", "PartitionResult", "ProducerEntry",
-    "Record", "RecordFate", "Segment", "SegmentResult", "preview_partition", "settings_from", "varint_size",
+    "Record", "RecordFate", "Segment", "SegmentResult", "preview_partition", "varint_size",
 ]
 
 

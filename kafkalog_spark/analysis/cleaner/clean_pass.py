@@ -80,16 +80,11 @@ def simulate_pass(inp: PartitionInput, res: PartitionResult, segs: LogSegments, 
     in_pass = segs.values(0, end_offset)
     groups = group_segments(in_pass, s.segment_bytes, s.segment_index_bytes, first_uncleanable)
     for gi, group in enumerate(groups):
-        for k, seg in enumerate(group):
+        for seg in group:
             r = results[seg.base_offset]
             r.in_pass, r.group_base_offset, r.group_index = True, group[0].base_offset, gi
             r.records_kept = r.bytes_after = 0
             batches = by_segment[seg.base_offset]
-            if k + 1 < len(group):
-                upper = group[k + 1].base_offset
-            else:
-                upper = batches[-1].last_offset + 1 if batches else seg.base_offset
-            txns.add_range(seg.base_offset, upper)
             retain_legacy = seg.mtime_ms > legacy_horizon
             for b in batches:
                 kept_records, horizon = clean_batch(b, txns, state, offset_map, latest, retain_legacy, now_ms,

@@ -20,7 +20,6 @@ def build_offset_map(inp: PartitionInput, res: PartitionResult, segs: LogSegment
     latest = -1
     full = False
     txns = CleanedTransactionMetadata(inp.aborted_txns)
-    txns.add_range(start, end)
     dirty = segs.values(start, end)
     for i, seg in enumerate(dirty):
         next_start = dirty[i + 1].base_offset if i + 1 < len(dirty) else end

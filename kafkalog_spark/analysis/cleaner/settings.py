@@ -3,9 +3,10 @@ size of one cleaner thread's dedupe buffer (``SkimpyOffsetMap``)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+
+from ...config import TopicConfig
 
 LONG_MAX = 2**63 - 1
 INT_MAX = 2**31 - 1
@@ -45,8 +46,18 @@ class CleanerSettings:
         """Entries the cleaner puts before it calls the map full (``maxDesiredMapSize``)."""
         return int(self.map_slots * self.dedupe_load_factor)
 
+    @classmethod
+    def of(cls, config: TopicConfig, **overrides: Any) -> CleanerSettings:
+        """The cleaner's settings from a topic's effective config (resolved once, by
+        :class:`kafkalog_spark.config.TopicConfigs`); ``overrides`` replace single settings by attribute name."""
+        values = {attr: config[key] for attr, key in SETTING_KEYS.items()}
+        values["cleanup_policy"] = frozenset(values["cleanup_policy"])
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        return cls(**values)
 
-_SETTING_KEYS = {
+
+# CleanerSettings attribute -> the Kafka config it is (a topic config, or a broker one for the cleaner threads).
+SETTING_KEYS = {
     "cleanup_policy": "cleanup.policy",
     "min_cleanable_dirty_ratio": "min.cleanable.dirty.ratio",
     "min_compaction_lag_ms": "min.compaction.lag.ms",
@@ -60,60 +71,3 @@ _SETTING_KEYS = {
     "producer_id_expiration_ms": "producer.id.expiration.ms",
     "cleaner_enabled": "log.cleaner.enable",
 }
-
-
-def _camel(name: str) -> str:
-    head, *rest = name.split("_")
-    return head + "".join(p.title() for p in rest)
-
-
-def _lookup(config: Any, attr: str, key: str) -> Any:
-    """A setting from a mapping of Kafka names or an object with snake_case / camelCase attributes."""
-    if config is None:
-        return None
-    if isinstance(config, Mapping):
-        for k in (key, attr, _camel(attr)):
-            if k in config:
-                return config[k]
-        return None
-    for name in (attr, _camel(attr), key.replace(".", "_")):
-        if hasattr(config, name):
-            return getattr(config, name)
-    getter = getattr(config, "get", None)
-    if callable(getter):
-        try:
-            return getter(key)
-        except (KeyError, TypeError, ValueError):
-            return None
-    return None
-
-
-def _policy(value: Any) -> frozenset[str]:
-    if isinstance(value, str):
-        return frozenset(p.strip().lower() for p in value.split(",") if p.strip())
-    return frozenset(str(p).strip().lower() for p in value)
-
-
-def settings_from(config: Any, **overrides: Any) -> CleanerSettings:
-    """CleanerSettings from a ``TopicConfig`` (kafkalog_spark.config.topic_config), a mapping of Kafka
-    config names (``{"cleanup.policy": "compact", ...}``), or None (Kafka's defaults)."""
-    if isinstance(config, CleanerSettings):
-        values = {k: getattr(config, k) for k in _SETTING_KEYS}
-    else:
-        values = {}
-        for attr, key in _SETTING_KEYS.items():
-            v = _lookup(config, attr, key)
-            if v is not None:
-                values[attr] = v
-    values.update({k: v for k, v in overrides.items() if v is not None})
-    out: dict[str, Any] = {}
-    for attr, v in values.items():
-        if attr == "cleanup_policy":
-            out[attr] = _policy(v)
-        elif attr in ("min_cleanable_dirty_ratio", "dedupe_load_factor"):
-            out[attr] = float(v)
-        elif attr == "cleaner_enabled":
-            out[attr] = v if isinstance(v, bool) else str(v).strip().lower() == "true"
-        else:
-            out[attr] = int(v)
-    return CleanerSettings(**out)

@@ -1,0 +1,108 @@
+"""Every topic's effective configuration, resolved once: the one object every analysis takes.
+
+The broker resolves a partition's settings once, when it loads the log (``LogConfig`` from the static
+defaults, ``server.properties`` and the topic's dynamic overrides); so does this: a :class:`TopicConfigs`
+holds the layers (loaded and validated when it is made, so a bad file or value fails before any work) and
+gives each topic's :class:`~.topic_config.TopicConfig`, computed on first use and then kept. The retention
+plan, the compaction preview and the segment statistics all read their settings from it, and
+:meth:`TopicConfigs.rows` is what the ``topic_configs`` table shows, with the layer each value came from.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from os import PathLike
+from typing import Any
+
+from .broker import load_broker_properties
+from .overrides import load_topic_overrides, parse_assignments
+from .topic_config import TopicConfig, effective_config
+
+# The settings the analyses read, as columns of the topic_configs table (Kafka's key -> column name).
+COLUMNS = {
+    "cleanup.policy": "cleanupPolicy",
+    "retention.ms": "retentionMs",
+    "retention.bytes": "retentionBytes",
+    "local.retention.ms": "localRetentionMs",
+    "local.retention.bytes": "localRetentionBytes",
+    "remote.storage.enable": "remoteStorageEnable",
+    "segment.bytes": "segmentBytes",
+    "segment.ms": "segmentMs",
+    "segment.index.bytes": "segmentIndexBytes",
+    "min.cleanable.dirty.ratio": "minCleanableDirtyRatio",
+    "min.compaction.lag.ms": "minCompactionLagMs",
+    "max.compaction.lag.ms": "maxCompactionLagMs",
+    "delete.retention.ms": "deleteRetentionMs",
+}
+
+ConfigSource = Any  # TopicConfigs | Mapping[str, TopicConfig | Mapping[str, str]] | Callable[[str], TopicConfig] | None
+
+
+class TopicConfigs:
+    """Kafka's defaults < ``broker`` (server.properties) < the internal topics' own configs < ``overrides[topic]``
+    < ``what_if`` (applied to every topic), per topic. ``broker`` and ``overrides`` may be paths."""
+
+    def __init__(self, broker: Mapping[str, str] | str | PathLike[str] | None = None,
+                 overrides: Mapping[str, Mapping[str, str]] | str | PathLike[str] | None = None,
+                 what_if: Mapping[str, str] | Iterable[str] | None = None):
+        self.broker = load_broker_properties(broker) if isinstance(broker, str | PathLike) else dict(broker or {})
+        self.overrides = (load_topic_overrides(overrides) if isinstance(overrides, str | PathLike)
+                          else {t: dict(kv) for t, kv in (overrides or {}).items()})
+        self.what_if = parse_assignments(what_if)
+        self._resolved: dict[str, TopicConfig] = {}
+        self._fixed: Callable[[str], TopicConfig | None] | None = None
+        for topic in ["-", *self.overrides]:  # every layer is checked now: a bad value fails here, by name
+            self[topic]
+
+    def __getitem__(self, topic: str) -> TopicConfig:
+        config = self._resolved.get(topic)
+        if config is None:
+            config = self._fixed(topic) if self._fixed is not None else None
+            if config is None:
+                config = effective_config(topic, self.broker, self.overrides, self.what_if)
+            self._resolved[topic] = config
+        return config
+
+    def __call__(self, topic: str) -> TopicConfig:
+        return self[topic]
+
+    def resolve(self, topics: Iterable[str]) -> dict[str, TopicConfig]:
+        return {t: self[t] for t in topics}
+
+    def with_what_if(self, what_if: Mapping[str, str] | Iterable[str]) -> TopicConfigs:
+        """The same layers with a what-if on top (``--set``), for side-by-side plans."""
+        return TopicConfigs(self.broker, self.overrides, {**self.what_if, **parse_assignments(what_if)})
+
+    @classmethod
+    def of(cls, configs: ConfigSource) -> TopicConfigs:
+        """What the analyses accept, as one resolver: a TopicConfigs; None (Kafka's defaults); a mapping of topic
+        -> TopicConfig (topics it lacks get Kafka's defaults) or topic -> {Kafka key: value} (per-topic
+        overrides); or a callable topic -> TopicConfig."""
+        if isinstance(configs, TopicConfigs):
+            return configs
+        if configs is None:
+            return cls()
+        if callable(configs) and not isinstance(configs, Mapping):
+            out = cls()
+            out._fixed = configs
+            return out
+        if all(isinstance(v, TopicConfig) for v in configs.values()):
+            out = cls()
+            out._fixed = configs.get
+            return out
+        return cls(overrides=configs)
+
+    def rows(self, topics: Iterable[str]) -> list[dict[str, Any]]:
+        """One row per topic: the settings the analyses read (:data:`COLUMNS`), every effective value as Kafka
+        prints it, and the layer each came from (default, broker, internal, topic, what-if)."""
+        out = []
+        for topic in sorted(set(topics)):
+            c = self[topic]
+            row: dict[str, Any] = {"topic": topic}
+            for key, column in COLUMNS.items():
+                value = c[key]
+                row[column] = ",".join(sorted(value)) if key == "cleanup.policy" else value
+            row["values"] = c.as_strings()
+            row["sources"] = dict(c.sources)
+            out.append(row)
+        return out
