@@ -3,28 +3,48 @@ PYTHON ?= python3.11
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
+# make compat: the pyspark minors and the Pythons to test (each pair gets its own venv under .compat/).
+PYSPARKS       ?= 4.0 4.1 4.2
+COMPAT_PYTHONS ?= $(PYTHON)
 
-.PHONY: demo test lint bench samples clean
+.PHONY: demo test test-packaging lint bench samples wheel compat clean
 
+# [spark]: the package itself does not depend on Spark (a platform's own Spark must stay); a local run does.
 $(STAMP): pyproject.toml
-	@command -v $(PYTHON) >/dev/null || { echo "error: $(PYTHON) not found (Python 3.11 is required)"; exit 1; }
+	@command -v $(PYTHON) >/dev/null || { echo "error: $(PYTHON) not found (Python 3.11 or later is required)"; exit 1; }
 	@command -v java >/dev/null || { echo "error: java not found (Java 17 is required by Spark)"; exit 1; }
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[test,bench]'
+	$(PY) -m pip install -q -e '.[spark,test,bench]'
 	touch $(STAMP)
 
 venv: $(STAMP)
 
+# The full sample corpus (conf/nightly.toml: data/samples -> ./warehouse). `kafkalog demo` without --config
+# uses the smaller corpus shipped inside the package instead.
 demo: $(STAMP)
-	$(PY) -m kafkalog_spark.cli demo
+	$(PY) -m kafkalog_spark.cli demo --config conf/nightly.toml
 
+# Everything but the packaging test, which takes 4-5 minutes (make test-packaging).
 test: $(STAMP)
 	$(PY) -m ruff check kafkalog_spark jobs tests
-	$(PY) -m pytest
+	$(PY) -m pytest -m "not packaging"
+
+# Builds the wheel, installs it with [spark] into a fresh venv and runs `kafkalog demo` from an empty directory.
+test-packaging: $(STAMP)
+	$(PY) -m pytest -m packaging tests/test_packaging.py
 
 lint: $(STAMP)
 	$(PY) -m ruff check kafkalog_spark jobs tests
+
+# The sdist and the wheel built from it, into dist/ (tests/test_packaging.py builds them the same way).
+wheel: $(STAMP)
+	rm -rf dist/kafkalog_spark-*
+	$(PY) -m build --outdir dist .
+
+# The Spark tests against every supported pyspark, one venv each; writes tests/compat/matrix.md.
+compat:
+	$(PYTHON) tests/compat/run.py --pythons $(COMPAT_PYTHONS) --pysparks $(PYSPARKS)
 
 bench: $(STAMP)
 	$(PY) -m tests.bench.run
@@ -34,4 +54,4 @@ samples: $(STAMP)
 	$(PY) -m tests.harness.make_samples
 
 clean:
-	rm -rf $(VENV) warehouse spark-warehouse .pytest_cache .ruff_cache
+	rm -rf $(VENV) .compat build dist warehouse spark-warehouse .pytest_cache .ruff_cache

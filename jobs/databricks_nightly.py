@@ -2,7 +2,7 @@
 # MAGIC %md
 # MAGIC # kafkalog-spark nightly
 # MAGIC Reads broker log dirs (copied to DBFS, a Volume or object storage), writes the nightly tables and shows them.
-# MAGIC Needs Databricks Runtime 15.4 LTS or later (Python data sources).
+# MAGIC Runs on a classic cluster and over Spark Connect (shared and serverless clusters).
 
 # COMMAND ----------
 
@@ -16,11 +16,11 @@ dbutils.widgets.text("snapshot_id", "")  # noqa: F821
 
 # COMMAND ----------
 
+import kafkalog_spark  # noqa: E402
 from kafkalog_spark import nightly  # noqa: E402
 from kafkalog_spark.delta import TableLocation  # noqa: E402
-from kafkalog_spark.source import register  # noqa: E402
 
-register(spark)  # noqa: F821 - the notebook's session
+kafkalog_spark.register(spark)  # noqa: F821 - the notebook's session (classic or Spark Connect)
 catalog, _, schema = dbutils.widgets.get("schema").rpartition(".")  # noqa: F821
 config = nightly.NightlyConfig(
     log_dirs=tuple(p.strip() for p in dbutils.widgets.get("log_dirs").split(",")),  # noqa: F821

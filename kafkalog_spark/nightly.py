@@ -10,6 +10,8 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import os
+import re
+import sys
 import tomllib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -20,7 +22,8 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from .config import TopicConfigs
-from .delta import TableLocation, read_snapshot, write_snapshot
+from .delta import TableLocation, check_snapshot_id, read_snapshot, write_snapshot
+from .log.files import expand_paths
 
 VIEWS = ("segments", "batches", "records", "index", "partition_files")
 TABLES = ("segment_stats", "partition_stats", "log_dir_stats", "index_findings", "retention_plan",
@@ -45,14 +48,15 @@ class NightlyConfig:
         base = Path(path).parent if path else Path.cwd()  # relative paths are relative to the file
 
         def rel(p: str | None) -> str | None:
-            if p is None or "://" in p or Path(p).is_absolute():
-                return p
+            if p is None or re.match(r"[A-Za-z][A-Za-z0-9+.-]*:", p) or Path(p).is_absolute():
+                return p  # a URI (s3://, file:, dbfs:/Volumes/...) or an absolute path: as given
             return os.path.normpath(base / p)
 
         inp, out, cfg = doc.get("input", {}), doc.get("output", {}), doc.get("configs", {})
         warehouse = out.get("warehouse")
-        location = TableLocation(warehouse=rel(warehouse) if warehouse else None,
-                                 catalog=out.get("catalog"), schema=out.get("schema"))
+        # an overriding location (--warehouse, --schema) replaces the file's, which then may name none
+        location = overrides.pop("location", None) or TableLocation(
+            warehouse=rel(warehouse) if warehouse else None, catalog=out.get("catalog"), schema=out.get("schema"))
         config = cls(
             log_dirs=tuple(rel(p) for p in inp.get("log_dirs", [])),
             location=location,
@@ -130,12 +134,12 @@ def run(spark: SparkSession, config: NightlyConfig, now: Callable[[], dt.datetim
     Each log dir is analysed on its own (a ``logDir`` column says which): several brokers' log dirs hold
     replicas of the same partitions, which must not be merged."""
     started = (now or (lambda: dt.datetime.now(dt.UTC)))()
-    snapshot_id = config.snapshot_id or started.strftime("%Y-%m-%dT%H:%M:%SZ")
+    snapshot_id = check_snapshot_id(config.snapshot_id or started.strftime("%Y-%m-%dT%H:%M:%SZ"))
     cached: list[DataFrame] = []
     per_dir: list[dict[str, DataFrame]] = []
     try:
         configs = topic_configs(config)  # a bad config file or value fails here, before any work
-        for log_dir in config.log_dirs:
+        for log_dir in expand_paths(config.log_dirs):  # globs and file:/dbfs:/Volumes URIs, as the readers take them
             views = read_views(spark, config, [log_dir])
             cached += views.values()
             tables = compute(spark, views, configs, [log_dir], int(started.timestamp() * 1000))
@@ -174,7 +178,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     """spark-submit entry point: uses the session spark-submit (or Databricks) provides."""
     from .source import register
 
-    config = config_from_args(build_parser().parse_args(argv))
+    try:
+        config = config_from_args(build_parser().parse_args(argv))
+    except (ValueError, OSError, tomllib.TOMLDecodeError) as e:  # a usage mistake: one line, exit 2
+        print(f"nightly: error: {e}", file=sys.stderr)
+        return 2
     spark = SparkSession.builder.getOrCreate()
     register(spark)
     tables = run(spark, config)

@@ -94,9 +94,17 @@ RECORDS = StructType(
 @cache
 def arrow_schema(spark_schema: StructType) -> pa.Schema:
     """The Arrow schema Spark expects for ``spark_schema`` (what its strict check compares against)."""
+    import inspect
+
     from pyspark.sql.pandas.types import to_arrow_schema
 
-    return to_arrow_schema(spark_schema, timezone="UTC")
+    # Spark builds the schema it checks batches against with its own to_arrow_schema, whose signature
+    # changed: 4.2 takes timezone= (its Python data source worker passes "UTC"), 4.0 and 4.1 take
+    # timestamp_utc= and default to UTC. Call it as the running Spark's worker does, so that every field,
+    # nullability and time zone included, is the one it expects.
+    if "timezone" in inspect.signature(to_arrow_schema).parameters:
+        return to_arrow_schema(spark_schema, timezone="UTC")
+    return to_arrow_schema(spark_schema)
 
 
 # A PERMISSIVE read turns each finding into a row whose ``problem`` is set and whose data columns are
@@ -113,8 +121,9 @@ PROBLEM = StructType(
 
 
 def with_problem(schema: StructType) -> StructType:
-    """A view's schema as the Spark source returns it: the view's columns plus ``problem``."""
-    return StructType([*schema.fields, StructField("problem", PROBLEM)])
+    """A view's schema as the Spark source returns it: the view's columns, ``logDir`` (the broker log dir the
+    row comes from: replicas of a partition in several brokers' log dirs stay apart) and ``problem``."""
+    return StructType([*schema.fields, StructField("logDir", StringType()), StructField("problem", PROBLEM)])
 
 
 SEGMENTS = StructType(

@@ -1,7 +1,8 @@
-"""A local Spark session for scripts, the CLI and tests: Delta, filter pushdown, the venv's Python.
+"""A Spark session for scripts, the CLI and tests: local (classic) or over Spark Connect, with Delta, Python
+filter pushdown and the venv's Python, quiet unless asked.
 
-On a cluster (spark-submit, Databricks) use the session you are given and call
-:func:`kafkalog_spark.register` on it instead.
+On a cluster (spark-submit, Databricks, a shared or serverless cluster over Connect) use the session you
+are given and call :func:`kafkalog_spark.register` on it instead.
 """
 
 from __future__ import annotations
@@ -11,43 +12,64 @@ import sys
 
 from pyspark.sql import SparkSession
 
-# Delta's JARs come from Maven Central through spark.jars.packages on first use and are then served
-# from the local Ivy cache (~/.ivy2.5.2), so later runs work offline.
-DELTA_CONFIGS = {
-    "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
-    "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
+from .delta.packages import delta_spark_confs
+from .logging_config import quiet_python_logging, quiet_spark_confs
+
+# Settings a session of ours needs; all are runtime SQL settings, so they can be set over Connect too.
+RUNTIME_CONFIGS = {
+    "spark.sql.python.filterPushdown.enabled": "true",  # the source prunes segments with pushed filters
+    "spark.sql.session.timeZone": "UTC",
 }
 
 
+def is_connect(spark: SparkSession) -> bool:
+    """Whether ``spark`` is a Spark Connect session (no JVM, no SparkContext on this side)."""
+    from pyspark.sql.utils import is_remote
+
+    return is_remote() or type(spark).__module__.startswith("pyspark.sql.connect")
+
+
 def local_session(app_name: str = "kafkalog", master: str = "local[*]", *, delta: bool = True,
-                  warehouse: str | None = None, extra: dict[str, str] | None = None) -> SparkSession:
-    """Build (or get) a local session wired for kafkalog-spark."""
+                  warehouse: str | None = None, extra: dict[str, str] | None = None, remote: str | None = None,
+                  quiet: bool = True) -> SparkSession:
+    """Build (or get) a session wired for kafkalog-spark: a local one, or with ``remote`` a Spark Connect
+    session (``sc://host:port`` for a running server, ``local[N]`` to start one in this process)."""
     # Workers must run this interpreter (the venv's), or they miss pyarrow, numba and this package.
     os.environ["PYSPARK_PYTHON"] = sys.executable
     os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
-    builder = (
-        SparkSession.builder.appName(app_name)
-        .master(master)
-        .config("spark.sql.python.filterPushdown.enabled", "true")
-        .config("spark.sql.session.timeZone", "UTC")
-        .config("spark.ui.enabled", "false")
-        .config("spark.sql.shuffle.partitions", "4")
+    if remote is not None and remote.startswith("sc://"):
+        spark = SparkSession.builder.remote(remote).getOrCreate()  # the server has its own static settings
+        for k, v in {**RUNTIME_CONFIGS, **(extra or {})}.items():
+            spark.conf.set(k, v)
+        return _registered(spark)
+    builder = SparkSession.builder.appName(app_name)
+    builder = builder.remote(remote) if remote is not None else builder.master(master)
+    quiet_python_logging(verbose=not quiet)
+    settings = {
+        **RUNTIME_CONFIGS,
+        **quiet_spark_confs(verbose=not quiet),  # log4j2 and Ivy quiet, no progress bar (unless verbose)
+        "spark.ui.enabled": "false",
+        "spark.sql.shuffle.partitions": "4",
         # Delta's default of 50 snapshot partitions is for clusters; a local session wants few
-        .config("spark.databricks.delta.snapshotPartitions", "2")
-        .config("spark.python.worker.reuse", "true")
-    )
+        "spark.databricks.delta.snapshotPartitions": "2",
+        "spark.python.worker.reuse": "true",
+    }
     if warehouse:
-        builder = builder.config("spark.sql.warehouse.dir", os.path.abspath(warehouse))
-    for k, v in (extra or {}).items():
-        builder = builder.config(k, v)
+        settings["spark.sql.warehouse.dir"] = os.path.abspath(warehouse)
     if delta:
-        from delta import configure_spark_with_delta_pip
-
-        for k, v in DELTA_CONFIGS.items():
-            builder = builder.config(k, v)
-        builder = configure_spark_with_delta_pip(builder)
+        # Delta's JARs for the installed Spark come from Maven Central through spark.jars.packages on first
+        # use and are then served from the local Ivy cache (~/.ivy2.5.2), so later runs work offline.
+        settings.update(delta_spark_confs())
+    settings.update(extra or {})
+    for k, v in settings.items():
+        builder = builder.config(k, v)
     spark = builder.getOrCreate()
-    spark.sparkContext.setLogLevel("WARN")
+    if not is_connect(spark):
+        spark.sparkContext.setLogLevel("ERROR" if quiet else "WARN")
+    return _registered(spark)
+
+
+def _registered(spark: SparkSession) -> SparkSession:
     from .source import register
 
     register(spark)

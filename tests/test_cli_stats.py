@@ -11,6 +11,7 @@ import pytest
 
 from kafkalog_spark import read_log
 from kafkalog_spark.cli import main
+from kafkalog_spark.finding_kinds import KINDS
 
 
 def run_json(capsys, *args: str) -> tuple[int, list[dict]]:
@@ -26,10 +27,19 @@ def test_stats_rows(spark, samples: Path, capsys) -> None:
     assert all({"batches", "logSize", "bytesOnDisk", "codecMix"} <= r.keys() for r in rows)
 
 
-def test_validate_passes_the_clean_corpus(spark, samples: Path, capsys) -> None:
-    code, rows = run_json(capsys, "validate", str(samples / "broker"))
+def test_validate_passes_the_clean_corpus(spark, samples: Path, tmp_path: Path, capsys) -> None:
+    junit = tmp_path / "report.xml"
+    code, rows = run_json(capsys, "validate", str(samples / "broker"), "--junit", str(junit))
     assert code == 0
     assert not [r for r in rows if r["severity"] == "error"]
+    # every check that ran is a passing test case: one per validation check and partition
+    suite = ET.parse(junit).getroot()
+    checks = {k.name for k in KINDS.values() if k.source == "validate"}
+    cases = suite.findall("testcase")
+    assert int(suite.get("tests")) == len(cases) and suite.get("failures") == "0" and not suite.findall(".//failure")
+    per_partition = {(c.get("classname"), c.get("name")) for c in cases if c.get("name") in checks}
+    assert ("tutorial-segments-0", "index_position_beyond_log") in per_partition
+    assert len(per_partition) >= len(checks) * 20
 
 
 def test_validate_fails_on_a_damaged_copy_and_writes_junit(spark, samples: Path, tmp_path: Path, capsys) -> None:
@@ -50,7 +60,17 @@ def test_validate_fails_on_a_damaged_copy_and_writes_junit(spark, samples: Path,
     assert any(r["file"] == str(log) and r["position"] == victim["position"] for r in errors)
     assert all({"topic", "partition", "baseOffset", "check", "file", "position", "detail"} <= r.keys() for r in rows)
     suite = ET.parse(junit).getroot()
-    assert int(suite.get("failures")) == len(errors) and suite.findall(".//failure")
+    failing = {(f"{r['topic']}-{r['partition']}", r["check"]) for r in errors}  # one test case per check, partition
+    assert int(suite.get("failures")) == len(failing) == len(suite.findall(".//failure"))
+    assert {(c.get("classname"), c.get("name")) for c in suite.findall("testcase") if c.find("failure") is not None
+            } == failing
+    assert int(suite.get("tests")) == len(suite.findall("testcase")) > len(failing)
+
+
+def test_validate_gate(spark, samples: Path, capsys) -> None:
+    """--fail-on warning makes the corpus's warnings (truncated tails of live copies, ...) fail the run."""
+    code, rows = run_json(capsys, "validate", str(samples / "broker"), "--fail-on", "warning")
+    assert any(r["severity"] == "warning" for r in rows) and code == 1
 
 
 def test_validate_usage_error(capsys) -> None:

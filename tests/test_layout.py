@@ -20,7 +20,7 @@ LAYERS = [
     {"source", "dump"},
     {"analysis"},
     {"delta"},
-    {"session", "nightly"},
+    {"session", "nightly", "logging_config", "demo"},
     {"commands", "cli"},
 ]
 

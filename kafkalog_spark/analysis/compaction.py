@@ -20,7 +20,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from pyspark.sql import Column, DataFrame, Window
+from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 from pyspark.sql.types import (
     ArrayType,
@@ -40,6 +40,7 @@ from ..log.checkpoints import (
     REPLICATION_OFFSET_CHECKPOINT,
 )
 from .cleaner import CleanerSettings
+from .record_sizes import legacy_entry_bytes, v2_body_without_timestamp
 
 _L, _I, _S, _B, _D = LongType(), IntegerType(), StringType(), BooleanType(), DoubleType()
 
@@ -167,43 +168,17 @@ def resolve_settings(configs: ConfigSource, topics: Iterable[str], **overrides: 
 # Input projections (Spark side)
 
 
-def _varint_size(c: Column) -> Column:
-    """Bytes of the zig-zag varint of ``c`` (a long column)."""
-    zz = F.when(c >= 0, c * 2).otherwise(-c * 2 - 1)
-    out = F.when(zz < F.lit(1 << 62) * 2, F.lit(9)).otherwise(F.lit(10))
-    for n in range(8, 0, -1):
-        out = F.when(zz < F.lit(1 << (7 * n)), F.lit(n)).otherwise(out)
-    return out
-
-
-def _header_bytes(headers: Column) -> Column:
-    def one(acc: Column, h: Column) -> Column:
-        k = F.octet_length(h["key"]).cast("long")
-        v = F.coalesce(F.octet_length(h["value"]).cast("long"), F.lit(-1).cast("long"))
-        return acc + _varint_size(k) + k + _varint_size(v) + F.greatest(v, F.lit(0))
-
-    count = F.coalesce(F.size(headers), F.lit(0)).cast("long")
-    return _varint_size(count) + F.coalesce(F.aggregate(headers, F.lit(0).cast("long"), one), F.lit(0))
-
-
 def _record_rows(records: DataFrame) -> DataFrame:
     """Record rows with the key hashed and the value reduced to null-or-not: no bytes leave here."""
     r = records.where(F.col("problem").isNull())
-    key_size = F.col("keySize").cast("long")
-    value_size = F.col("valueSize").cast("long")
-    body = (F.lit(1) + _varint_size(F.col("offset") - F.col("baseOffset")) + _varint_size(key_size)
-            + F.greatest(key_size, F.lit(0)) + _varint_size(value_size) + F.greatest(value_size, F.lit(0))
-            + _header_bytes(F.col("headers")))
-    legacy = (F.lit(12) + F.when(F.col("magic") == 0, 14).otherwise(22) + F.greatest(key_size, F.lit(0))
-              + F.greatest(value_size, F.lit(0)))
     return r.select(
         "topic", "partition", "segmentBaseOffset", "position", F.lit("record").alias("kind"),
         "offset",
         F.when(F.col("isControl"), F.lit(None)).otherwise(F.md5(F.col("key"))).alias("keyHash"),
         F.col("value").isNotNull().alias("hasValue"),
         F.coalesce(F.expr("unix_millis(timestamp)"), F.lit(-1).cast("long")).alias("tsMs"),
-        F.when(F.col("magic") >= 2, body.cast("long")).alias("bodyWithoutTs"),
-        F.when(F.col("magic") < 2, legacy.cast("long")).alias("legacySize"),
+        F.when(F.col("magic") >= 2, v2_body_without_timestamp().cast("long")).alias("bodyWithoutTs"),
+        F.when(F.col("magic") < 2, legacy_entry_bytes().cast("long")).alias("legacySize"),
         "controlType",
     )
 

@@ -14,6 +14,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import IntegerType, LongType, StringType, StructField, StructType
 
 from ..config.topic_configs import ConfigSource, TopicConfigs
+from .record_sizes import V2_BATCH_OVERHEAD, legacy_entry_bytes, v2_record_bytes
 from .topic_configs import topic_configs, topics_of
 
 KEYS = ["topic", "partition", "segmentBaseOffset"]  # the views' names; the output says baseOffset
@@ -89,6 +90,31 @@ def _aborted_records(records: DataFrame, partition_files: DataFrame) -> DataFram
             .applyInArrow(_count_aborted, ABORTED_COUNTS))
 
 
+BATCH = ["topic", "partition", "segmentBaseOffset", "position"]
+
+
+def uncompressed_batch_bytes(records: DataFrame, batches: DataFrame) -> DataFrame:
+    """Per batch (``position``), the bytes it takes with its records uncompressed: header and records for v2,
+    the entries for v0/v1. Timestamp deltas are from the batch's base timestamp, as written (after a clean it
+    may be a removed record's, or the delete horizon); under LogAppendTime the records show the append time,
+    so their written deltas are unknown and taken as 0. For an uncompressed batch this is its size on disk."""
+    base = _ok(batches).select(*BATCH, F.col("baseTimestamp").alias("_base"),
+                               (F.col("timestampType") == "LogAppendTime").alias("_appendTime"))
+    delta = F.when(F.col("_appendTime"), F.lit(0)).otherwise(F.unix_millis("timestamp") - F.col("_base"))
+    record = F.when(F.col("magic") >= 2, v2_record_bytes(delta)).otherwise(legacy_entry_bytes())
+    overhead = F.when(F.first("magic") >= 2, F.lit(V2_BATCH_OVERHEAD)).otherwise(F.lit(0))
+    return (_ok(records).join(base, BATCH).withColumn("_bytes", record).groupBy(*BATCH)
+            .agg((F.sum("_bytes") + overhead).alias("uncompressedBytes")))
+
+
+def _bytes_before_compression(batches: DataFrame, records: DataFrame) -> DataFrame:
+    """Per segment, the bytes its batches would take uncompressed: an uncompressed batch as on disk, a compressed
+    one from its records; a batch whose records were not decoded (a problem row) counts as on disk."""
+    sized = uncompressed_batch_bytes(records.where(F.col("compresscodec") != "none"), batches)
+    b = _ok(batches).join(sized, BATCH, "left")
+    return b.groupBy(*KEYS).agg(F.sum(F.coalesce("uncompressedBytes", "size")).alias("bytesBeforeCompression"))
+
+
 def _record_stats(records: DataFrame, partition_files: DataFrame | None) -> DataFrame:
     r = _ok(records)
     data = ~F.col("isControl")
@@ -137,7 +163,8 @@ def segment_stats(segments: DataFrame, batches: DataFrame, records: DataFrame,
     seg = (_ok(segments).where("status = 'live'").withColumnRenamed("baseOffset", "segmentBaseOffset")
            .select(*KEYS, "isActive", "nextBaseOffset", "logFile", "logSize", "indexSize", "timeIndexSize",
                    "txnIndexSize", "indexEntries", "timeIndexEntries", "logModified"))
-    stats = (seg.join(_batch_stats(batches), KEYS, "left").join(_record_stats(records, partition_files), KEYS, "left"))
+    stats = (seg.join(_batch_stats(batches), KEYS, "left").join(_record_stats(records, partition_files), KEYS, "left")
+             .join(_bytes_before_compression(batches, records), KEYS, "left"))
     limits = (topic_configs(segments.sparkSession, TopicConfigs.of(configs), topics_of(segments))
               .select("topic", "segmentBytes", "segmentMs", "segmentIndexBytes"))
     stats = stats.join(F.broadcast(limits), "topic", "left")
@@ -156,7 +183,7 @@ def segment_stats(segments: DataFrame, batches: DataFrame, records: DataFrame,
         "firstOffset", "lastOffset",
         F.when(span.isNotNull(), span - F.col("records")).alias("offsetGaps"),
         "minTimestamp", "maxTimestamp", "timestampTypes", "codecMix",
-        F.col("batchBytes").alias("bytesOnDisk"), F.col("payloadBytes").alias("bytesBeforeCompression"),
+        F.col("batchBytes").alias("bytesOnDisk"), "bytesBeforeCompression", "payloadBytes",
         "avgBatchSize", "maxBatchSize", "avgRecordSize", "maxRecordSize",
         "transactionalBatches", "controlBatches", "controlRecords", "abortedRecords", "producerIds",
         "tombstones", "keylessRecords", "approxDistinctKeys", "emptyBatches", "deleteHorizonBatches",

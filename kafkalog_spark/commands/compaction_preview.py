@@ -7,47 +7,41 @@ Topic configs are resolved once by :class:`kafkalog_spark.config.TopicConfigs` (
 the broker's server.properties, the internal topics' own configs, the per-topic file, then ``--set``); a topic
 is previewed when its cleanup.policy contains compact. ``--json`` prints one JSON object per partition
 (JSON Lines), with ``--segments`` also one per segment (``"kind": "segment"``). Exit codes: 0 ok, 2 usage or
-configuration error.
+configuration error, 3 internal error.
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
 
-from .output import add_config_arguments, parse_time, print_json, print_table, progress
+from .inputs import UsageError, check_log_dirs, configs_of, parse_time
+from .output import add_config_arguments, iso_utc, print_json, print_table, progress
+from .runtime import spark_session, usage_errors
 
 TABLE_COLUMNS = ["topic", "partition", "cleanOrder", "wouldClean", "cleanReason", "dirtyRatio", "firstDirtyOffset",
                  "firstUncleanableOffset", "uncleanableReason", "endOffset", "recordsRemoved", "bytesRemoved",
-                 "tombstonesRemoved", "tombstonesKept", "offsetMapFull"]
+                 "tombstonesRemoved", "tombstonesKept", "offsetMapFull", "newDeleteHorizon"]
 SEGMENT_COLUMNS = ["topic", "partition", "baseOffset", "section", "inPass", "cleanedGroupBaseOffset", "records",
                    "recordsRemoved", "logSize", "bytesRemoved", "tombstonesRemoved", "tombstonesKept",
                    "markersRemoved", "markersKept"]
 
 
+@usage_errors("kafkalog compaction-preview")
 def run(args: argparse.Namespace) -> int:
-    from ..config import ConfigError, TopicConfigs
-
-    try:
-        now_ms = parse_time(args.now, "--now")
-        # every layer validated before Spark starts
-        configs = TopicConfigs(args.broker_config, args.topic_config, list(args.what_if))
-    except (ConfigError, ValueError, OSError) as e:
-        print(f"kafkalog compaction-preview: {e}", file=sys.stderr)
-        return 2
+    now_ms = parse_time(args.now, "--now")
+    check_log_dirs(args.log_dirs, "LOGDIR", getattr(args, "remote", None))
+    configs = configs_of(args, list(args.what_if))  # every layer validated before Spark starts
 
     from ..analysis.compaction import preview_log_dirs
-    from ..session import local_session
 
     progress(f"reading {len(args.log_dirs)} log dir(s) with a local Spark session")
-    spark = local_session("kafkalog-cli", delta=False, extra={"spark.ui.showConsoleProgress": "false"})
+    spark = spark_session(args, "kafkalog-cli")
     try:
         preview = preview_log_dirs(spark, list(args.log_dirs), configs, now_ms, simulate_all=args.simulate_all,
                                    include_records=False, topics=args.topics or None)
-    except (ConfigError, ValueError) as e:
-        print(f"kafkalog compaction-preview: {e}", file=sys.stderr)
-        return 2
-    progress("previewing the log cleaner")
+    except ValueError as e:  # e.g. one partition in two of the given dirs: the user's choice of dirs
+        raise UsageError(str(e)) from e
+    progress(f"previewing the log cleaner as of {iso_utc(now_ms)}")
     partitions = [r.asDict(recursive=True) for r in preview.partitions.orderBy("topic", "partition").collect()]
     segments = ([r.asDict(recursive=True) for r in preview.segments.orderBy("topic", "partition", "baseOffset")
                  .collect()] if args.segments else [])
@@ -56,7 +50,8 @@ def run(args: argparse.Namespace) -> int:
         print_json(partitions)
         print_json({"kind": "segment"} | s for s in segments)
     else:
-        print_table(partitions, TABLE_COLUMNS)
+        # the delete horizon a pass would stamp on tombstones: a point in time, printed as one
+        print_table([p | {"newDeleteHorizon": p["newDeleteHorizonMs"]} for p in partitions], TABLE_COLUMNS)
         if segments:
             print()
             print_table(segments, SEGMENT_COLUMNS)

@@ -8,9 +8,13 @@ import sys
 
 from ..dump import DumpOptions, dump_log_file, dump_other_file
 from ..findings import Finding
+from .inputs import check_paths
+from .runtime import usage_errors
 
 
+@usage_errors("kafkalog dump")
 def run(args: argparse.Namespace) -> int:
+    check_paths(args.files, "FILE")  # all of them before the first line: no half dump, then an error
     opts = DumpOptions(args.deep_iteration, args.print_data_log, args.json)
     findings: list[Finding] = []
     for name in args.files:

@@ -4,20 +4,26 @@ sample corpus, with a readable summary)."""
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 
+from .nightly_config import load_config
 from .output import print_table, progress
+from .runtime import spark_session, usage_errors
 
-DEMO_CONFIG = Path("conf") / "nightly.toml"
+# The demo's configuration and corpus ship inside the package (kafkalog_spark/demo), so `kafkalog demo` works
+# from any directory; its tables go to ./warehouse of the directory it runs in.
+DEMO_CONFIG = Path(__file__).resolve().parent.parent / "demo" / "nightly.toml"
+DEMO_WAREHOUSE = "warehouse"
 
 
+@usage_errors("kafkalog nightly")
 def run_nightly(args: argparse.Namespace) -> int:
-    from ..nightly import config_from_args, run, summary
-    from ..session import local_session
+    from ..nightly import run, summary
 
-    config = config_from_args(args)
+    config = load_config(args)  # every path and config checked before Spark starts
     progress(f"snapshot of {len(config.log_dirs)} log dir(s) into {config.location.name('<table>')}")
-    spark = local_session("kafkalog-nightly")
+    spark = spark_session(args, "kafkalog-nightly", delta=True)
     tables = run(spark, config)
     rows = [r.asDict() for r in summary(tables).collect()]
     print_table(rows, ["logDir", "topic", "segments", "bytes", "records", "error", "warning", "info"])
@@ -27,7 +33,9 @@ def run_nightly(args: argparse.Namespace) -> int:
 def add_parser(sub: argparse._SubParsersAction) -> None:
     from ..nightly import build_parser
 
-    for name, help_, default in (("nightly", "run the nightly job into Delta tables", None),
-                                 ("demo", "the nightly job on data/samples into ./warehouse", str(DEMO_CONFIG))):
+    demo = {"config": str(DEMO_CONFIG), "warehouse": os.path.abspath(DEMO_WAREHOUSE)}
+    for name, help_, defaults in (("nightly", "run the nightly job into Delta tables", {"config": None}),
+                                  ("demo", "the nightly job on the demo corpus shipped with kafkalog-spark into "
+                                           "./warehouse", demo)):
         p = sub.add_parser(name, help=help_, parents=[build_parser()], add_help=False, conflict_handler="resolve")
-        p.set_defaults(func=run_nightly, config=default)
+        p.set_defaults(func=run_nightly, **defaults)

@@ -1,4 +1,8 @@
-"""Printing rows for people (aligned tables) or for machines (JSON Lines)."""
+"""Printing rows for people (aligned tables) or for machines (JSON Lines), and progress lines.
+
+People get one time format: ISO 8601 in UTC with milliseconds and a ``Z`` (:func:`iso_utc`). Machines keep
+machine values: epoch milliseconds stay numbers, datetimes become ISO strings.
+"""
 
 from __future__ import annotations
 
@@ -7,32 +11,61 @@ import datetime as dt
 import json
 import sys
 from collections.abc import Iterable, Sequence
+from typing import TextIO
+
+from .inputs import parse_time  # noqa: F401 - re-exported: the commands and their tests import it from here
+
+# Columns holding epoch milliseconds that mean a point in time (not a duration such as retentionMs).
+TIME_COLUMNS = frozenset({
+    "minTimestamp", "maxTimestamp", "largestTimestamp", "eligibleAt", "eligibleAtMs", "asOfMs", "nowMs",
+    "newDeleteHorizon", "newDeleteHorizonMs", "deleteHorizonMs", "logModified", "maxIndexedTimestamp", "baseTimestamp",
+})
+
+_progress: bool | None = None  # None: only when stderr is a terminal
+
+
+def set_progress(quiet: bool = False, verbose: bool = False) -> None:
+    """``--quiet``: never print progress; ``--verbose``: always (on stderr); neither: only on a terminal."""
+    global _progress
+    _progress = False if quiet else (True if verbose else None)
+
+
+def progress(message: str) -> None:
+    """A progress line on stderr, never on stdout: piped output stays data only."""
+    shown = _progress if _progress is not None else sys.stderr.isatty()
+    if shown:
+        print(f"kafkalog: {message}", file=sys.stderr, flush=True)
+
+
+def _utc(value: dt.datetime) -> dt.datetime:
+    # PySpark hands timestamps back as naive datetimes in this process's local time zone.
+    return value.astimezone(dt.UTC)
+
+
+def iso_utc(value: int | float | dt.datetime | None) -> str | None:
+    """A time for people: epoch milliseconds or a datetime as ``2026-11-21T12:00:00.000Z``; None stays None."""
+    if value is None:
+        return None
+    if isinstance(value, dt.datetime):
+        when = _utc(value)
+    elif value < 0:
+        return str(value)  # Kafka's -1: no timestamp
+    else:
+        try:
+            when = dt.datetime.fromtimestamp(value / 1000, dt.UTC)
+        except (OverflowError, ValueError, OSError):
+            return str(value)  # e.g. Long.MAX_VALUE for "never": past year 9999
+    return when.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def _plain(v: object) -> object:
     if isinstance(v, dt.datetime):
-        return v.isoformat()
+        return _utc(v).isoformat().replace("+00:00", "Z")
     if isinstance(v, dict):
         return {k: _plain(x) for k, x in v.items()}
     if isinstance(v, list | tuple):
         return [_plain(x) for x in v]
     return v
-
-
-def parse_time(text: str | None, flag: str) -> int:
-    """Epoch milliseconds from a command-line time: epoch milliseconds, or ISO 8601 (no zone: UTC);
-    None means now."""
-    if text is None:
-        return int(dt.datetime.now(dt.UTC).timestamp() * 1000)
-    text = text.strip()
-    if text.lstrip("-").isdigit():
-        return int(text)
-    try:
-        when = dt.datetime.fromisoformat(text)
-    except ValueError:
-        raise ValueError(f"{flag} {text!r}: expected ISO 8601 (e.g. 2024-05-01T12:00:00Z) or epoch milliseconds"
-                         ) from None
-    return int((when if when.tzinfo else when.replace(tzinfo=dt.UTC)).timestamp() * 1000)
 
 
 def add_config_arguments(p: argparse.ArgumentParser, what_if: bool = True) -> None:
@@ -46,26 +79,24 @@ def add_config_arguments(p: argparse.ArgumentParser, what_if: bool = True) -> No
                    help="what-if config for every topic (repeatable), e.g. --set retention.ms=86400000")
 
 
-def print_json(rows: Iterable[dict], out=None) -> None:
+def print_json(rows: Iterable[dict], out: TextIO | None = None) -> None:
     out = out or sys.stdout
     for r in rows:
         print(json.dumps({k: _plain(v) for k, v in r.items()}), file=out)
 
 
-def _cell(v: object) -> str:
+def _cell(column: str, v: object) -> str:
     if v is None:
         return ""
+    if isinstance(v, dt.datetime) or (column in TIME_COLUMNS and isinstance(v, int) and not isinstance(v, bool)):
+        return iso_utc(v) or ""
     return str(v).lower() if isinstance(v, bool) else str(_plain(v))
 
 
-def print_table(rows: Sequence[dict], columns: Sequence[str], out=None) -> None:
+def print_table(rows: Sequence[dict], columns: Sequence[str], out: TextIO | None = None) -> None:
     out = out or sys.stdout
-    cells = [[_cell(r.get(c)) for c in columns] for r in rows]
+    cells = [[_cell(c, r.get(c)) for c in columns] for r in rows]
     widths = [max([len(c)] + [len(row[i]) for row in cells]) for i, c in enumerate(columns)]
     print("  ".join(c.ljust(w) for c, w in zip(columns, widths, strict=True)).rstrip(), file=out)
     for row in cells:
         print("  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)).rstrip(), file=out)
-
-
-def progress(message: str) -> None:
-    print(f"kafkalog: {message}", file=sys.stderr, flush=True)

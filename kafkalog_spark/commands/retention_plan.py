@@ -4,19 +4,19 @@
                             [--as-of ISO8601|epoch-ms] [--set key=value ...] [--topics a,b] [--json]
 
 Configs are layered as the broker does (see kafkalog_spark.config); ``--set`` is a what-if on top of them,
-printed next to the current plan. Exit codes: 0 ok, 2 usage error (a bad config names the key and value).
+printed next to the current plan. Exit codes: 0 ok, 2 usage error (a bad config names the option, key and
+value), 3 internal error.
 """
 
 from __future__ import annotations
 
 import argparse
-import datetime as dt
-import json
-import os
 import sys
+from typing import TextIO
 
-from ..config import ConfigError, TopicConfigs, parse_assignments
-from .output import add_config_arguments, parse_time, print_table
+from .inputs import check_log_dirs, configs_of, parse_time
+from .output import add_config_arguments, iso_utc, print_json, print_table, progress
+from .runtime import spark_session, usage_errors
 
 PROG = "kafkalog retention-plan"
 TABLE_COLUMNS = ["topic", "partition", "baseOffset", "size", "largestTimestamp", "deletable", "rule", "reason",
@@ -43,17 +43,6 @@ def parse_as_of(text: str | None) -> int:
     return parse_time(text, "--as-of")
 
 
-def _iso(ms: int | None) -> str | None:
-    if ms is None:
-        return None
-    return dt.datetime.fromtimestamp(ms / 1000, dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-def _error(message: str) -> int:
-    print(f"{PROG}: error: {message}", file=sys.stderr)
-    return 2
-
-
 def _summary(rows: list[dict], what_if: bool, out) -> None:
     partitions: dict[tuple[str, int], list[dict]] = {}
     for r in rows:
@@ -77,26 +66,18 @@ def _summary(rows: list[dict], what_if: bool, out) -> None:
             print(f"    assumption: {n}", file=out)
 
 
-def run(args: argparse.Namespace, out=None) -> int:
+@usage_errors(PROG)
+def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     out = out or sys.stdout
-    try:
-        as_of = parse_as_of(args.as_of)
-    except ValueError as e:
-        return _error(str(e))
-    for path in args.log_dirs:
-        if "://" not in path and not os.path.isdir(path):
-            return _error(f"{path}: not a directory")
-    try:
-        configs = TopicConfigs(args.broker_config, args.topic_config)  # every layer validated before Spark starts
-        what_if = parse_assignments(args.what_if)
-        what_if_configs = configs.with_what_if(what_if) if what_if else None
-    except ConfigError as e:
-        return _error(str(e))
+    as_of = parse_as_of(args.as_of)
+    check_log_dirs(args.log_dirs, "LOGDIR", getattr(args, "remote", None))
+    configs = configs_of(args)  # every layer validated before Spark starts
+    what_if_configs = configs_of(args, args.what_if) if args.what_if else None
 
     from ..analysis.retention import retention_plan, retention_what_if
-    from ..session import local_session
 
-    spark = local_session("kafkalog-retention-plan", delta=False, extra={"spark.ui.showConsoleProgress": "false"})
+    progress(f"reading {len(args.log_dirs)} log dir(s) with a local Spark session")
+    spark = spark_session(args, "kafkalog-retention-plan")
 
     def load(view: str):
         reader = (spark.read.format("kafkalog").option("view", view)
@@ -106,22 +87,17 @@ def run(args: argparse.Namespace, out=None) -> int:
         return reader.load(list(args.log_dirs))
 
     views = (load("segments"), load("batches"), load("partition_files"))
-    try:
-        if what_if_configs is not None:
-            plan = retention_what_if(*views, configs, what_if_configs, as_of)
-        else:
-            plan = retention_plan(*views, configs, as_of)
-    except ConfigError as e:
-        return _error(str(e))
+    if what_if_configs is not None:
+        plan = retention_what_if(*views, configs, what_if_configs, as_of)
+    else:
+        plan = retention_plan(*views, configs, as_of)
     rows = [r.asDict() for r in plan.orderBy("topic", "partition", "baseOffset").collect()]
     if args.json:
-        for r in rows:
-            print(json.dumps(r), file=out)
+        print_json(rows, out)
         return 0
-    print(f"retention plan as of {_iso(as_of)}" + (f"; what-if: {', '.join(args.what_if)}" if what_if else ""),
-          file=out)
-    table = [r | {"largestTimestamp": _iso(r["largestTimestamp"]), "eligibleAt": _iso(r["eligibleAtMs"])}
-             for r in rows]
+    what_if = ", ".join(args.what_if)
+    print(f"retention plan as of {iso_utc(as_of)}" + (f"; what-if: {what_if}" if what_if else ""), file=out)
+    table = [r | {"eligibleAt": r["eligibleAtMs"]} for r in rows]  # print_table shows times as ISO 8601
     print_table(table, TABLE_COLUMNS + (WHAT_IF_TABLE_COLUMNS if what_if else []), out)
     _summary(rows, bool(what_if), out)
     return 0

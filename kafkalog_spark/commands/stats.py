@@ -1,39 +1,36 @@
 """`kafkalog stats` and `kafkalog validate`: the nightly job's logic on a local Spark session, printed.
 
-validate is a CI gate: exit 1 when an error-severity finding exists, 0 otherwise (2: usage error), and
-``--junit FILE`` writes a JUnit XML report so CI systems show the findings natively.
+validate is a CI gate: exit 1 when a finding at or above ``--fail-on`` (default: error) exists, 0 otherwise
+(2: usage error), and ``--junit FILE`` writes a JUnit XML report (see :mod:`.junit`) so CI systems show the
+checks natively.
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
-from xml.etree import ElementTree as ET
 
+from .inputs import check_log_dirs, check_output_file, configs_of, local_path
+from .junit import SEVERITY_RANK, junit_xml, partitions_read
 from .output import add_config_arguments, print_json, print_table, progress
+from .runtime import EXIT_FINDINGS, EXIT_OK, spark_session, usage_errors
 
 STATS_COLUMNS = ["topic", "partition", "baseOffset", "isActive", "records", "batches", "logSize", "firstOffset",
-                 "lastOffset", "codecMix", "rollReason"]
+                 "lastOffset", "maxTimestamp", "codecMix", "rollReason"]
 FINDING_COLUMNS = ["severity", "check", "topic", "partition", "baseOffset", "file", "position", "detail"]
 
 
 def _session(args: argparse.Namespace):
-    from ..session import local_session
-
     progress(f"reading {len(args.log_dirs)} log dir(s) with a local Spark session")
-    return local_session("kafkalog-cli", delta=False, extra={"spark.ui.showConsoleProgress": "false"})
+    return spark_session(args, "kafkalog-cli")
 
 
+@usage_errors("kafkalog stats")
 def run_stats(args: argparse.Namespace) -> int:
     from ..analysis.segment_stats import segment_stats
-    from ..config import ConfigError, TopicConfigs
     from ..source import read_views
 
-    try:
-        configs = TopicConfigs(args.broker_config, args.topic_config)  # the roll limits of each topic
-    except ConfigError as e:
-        print(f"kafkalog stats: {e}", file=sys.stderr)
-        return 2
+    check_log_dirs(args.log_dirs, "LOGDIR", getattr(args, "remote", None))
+    configs = configs_of(args)  # the roll limits of each topic
     spark = _session(args)
     rows: list[dict] = []
     for log_dir in args.log_dirs:  # each on its own: replicas of one partition stay apart
@@ -47,43 +44,34 @@ def run_stats(args: argparse.Namespace) -> int:
         print_json(rows)
     else:
         print_table(rows, STATS_COLUMNS)
-    return 0
+    return EXIT_OK
 
 
-def junit_xml(rows: list[dict]) -> bytes:
-    """One test case per check and file; a failure per error finding, warnings and info as output."""
-    suite = ET.Element("testsuite", name="kafkalog validate", tests=str(len(rows)),
-                       failures=str(sum(r["severity"] == "error" for r in rows)))
-    for r in rows:
-        case = ET.SubElement(suite, "testcase", classname=f"{r['topic']}-{r['partition']}", name=f"{r['check']}")
-        text = f"{r['file']} at byte {r['position']}: {r['detail']}"
-        if r["severity"] == "error":
-            ET.SubElement(case, "failure", message=r["detail"] or r["check"]).text = text
-        else:
-            ET.SubElement(case, "system-out").text = f"{r['severity']}: {text}"
-    return ET.tostring(suite, encoding="utf-8", xml_declaration=True)
-
-
+@usage_errors("kafkalog validate")
 def run_validate(args: argparse.Namespace) -> int:
     from ..analysis.index_validation import validate
 
+    check_log_dirs(args.log_dirs, "LOGDIR", getattr(args, "remote", None))
+    if args.junit:
+        check_output_file(args.junit, "--junit")
     spark = _session(args)
     progress("validating indexes, CRCs and files")
     findings = validate(spark, args.log_dirs, records=True, includeInternal=str(args.include_internal).lower())
     rows = [r.asDict() for r in findings.orderBy("topic", "partition", "baseOffset", "file", "position").collect()]
+    partitions = partitions_read(spark, args.log_dirs, args.include_internal) if args.junit else set()
     spark.catalog.clearCache()
     shown = [r for r in rows if args.all or r["severity"] != "info"]
     if args.json:
         print_json(shown)
     elif shown:
         print_table(shown, FINDING_COLUMNS)
-    errors = sum(r["severity"] == "error" for r in rows)
-    progress(f"{errors} error(s), {sum(r['severity'] == 'warning' for r in rows)} warning(s), "
-             f"{sum(r['severity'] == 'info' for r in rows)} info finding(s)")
+    counts = {s: sum(r["severity"] == s for r in rows) for s in SEVERITY_RANK}
+    progress(f"{counts['error']} error(s), {counts['warning']} warning(s), {counts['info']} info finding(s)")
     if args.junit:
-        with open(args.junit, "wb") as f:
-            f.write(junit_xml(rows))
-    return 1 if errors else 0
+        with open(local_path(args.junit) or args.junit, "wb") as f:  # a file: URI names a local file
+            f.write(junit_xml(rows, partitions, args.fail_on))
+    gate = SEVERITY_RANK[args.fail_on]
+    return EXIT_FINDINGS if any(SEVERITY_RANK[r["severity"]] >= gate for r in rows) else EXIT_OK
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -98,8 +86,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     _common(p)
     add_config_arguments(p, what_if=False)  # without the topics' configs, roll reasons use Kafka's defaults
     p.set_defaults(func=run_stats)
-    p = sub.add_parser("validate", help="check indexes, CRCs and files; exit 1 on error-severity findings")
+    p = sub.add_parser("validate", help="check indexes, CRCs and files; exit 1 on findings at or above --fail-on")
     _common(p)
-    p.add_argument("--junit", metavar="FILE", help="also write a JUnit XML report")
+    p.add_argument("--junit", metavar="FILE", help="also write a JUnit XML report: one test case per check and "
+                                                   "partition")
     p.add_argument("--all", action="store_true", help="print info findings too")
+    p.add_argument("--fail-on", choices=list(SEVERITY_RANK), default="error",
+                   help="the lowest severity that fails the run (exit 1) and its test cases (default: error)")
     p.set_defaults(func=run_validate)

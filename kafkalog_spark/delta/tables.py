@@ -10,12 +10,24 @@ version intact. Tables live under a warehouse path (local, s3://, abfss://...) o
 from __future__ import annotations
 
 import datetime as dt
+import re
 from dataclasses import dataclass
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 SNAPSHOT_COLUMNS = ("snapshotId", "snapshotTime")
+# A snapshot id reaches Delta's replaceWhere predicate, which is SQL text: only ids of this shape are accepted,
+# so no quote or backslash can ever change what the predicate selects (the default id is the run's UTC time).
+SNAPSHOT_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:+-]{0,127}")
+
+
+def check_snapshot_id(snapshot_id: str) -> str:
+    """``snapshot_id`` if it is a valid snapshot id, else ValueError naming it."""
+    if not isinstance(snapshot_id, str) or not SNAPSHOT_ID.fullmatch(snapshot_id):
+        raise ValueError(f"snapshot id {snapshot_id!r}: use 1 to 128 letters, digits and . _ : + - "
+                         "(starting with a letter or digit)")
+    return snapshot_id
 
 
 @dataclass(frozen=True)
@@ -41,25 +53,30 @@ class TableLocation:
 
 
 def _exists(spark: SparkSession, where: TableLocation, table: str) -> bool:
-    if where.by_path:
-        from delta.tables import DeltaTable
+    """Whether the table exists, asked through the DataFrame API only (no JVM handle: works over Spark Connect)."""
+    if not where.by_path:
+        return spark.catalog.tableExists(where.name(table))
+    from pyspark.errors import AnalysisException
 
-        return DeltaTable.isDeltaTable(spark, where.name(table))
-    return spark.catalog.tableExists(where.name(table))
+    try:
+        spark.read.format("delta").load(where.name(table)).schema  # noqa: B018 - analysing it is the question
+    except AnalysisException:
+        return False
+    return True
 
 
 def write_snapshot(df: DataFrame, where: TableLocation, table: str, snapshot_id: str,
                    snapshot_time: dt.datetime) -> None:
     """Replace ``snapshot_id``'s rows of ``table`` with ``df`` (creating the table on first use)."""
+    check_snapshot_id(snapshot_id)
     out = df.select(F.lit(snapshot_id).alias("snapshotId"),
                     F.lit(snapshot_time).cast("timestamp").alias("snapshotTime"), "*")
     writer = out.write.format("delta").option("mergeSchema", "true")
     spark = df.sparkSession
     if _exists(spark, where, table):
-        escaped = snapshot_id.replace("'", "''")
-        writer = writer.mode("overwrite").option("replaceWhere", f"snapshotId = '{escaped}'")
+        writer = writer.mode("overwrite").option("replaceWhere", f"snapshotId = '{snapshot_id}'")
     else:
-        writer = writer.mode("errorifexists").partitionBy("snapshotId")
+        writer = writer.mode("error").partitionBy("snapshotId")  # "error": the name Spark Connect knows too
     if where.by_path:
         writer.save(where.name(table))
     else:

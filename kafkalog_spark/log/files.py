@@ -6,18 +6,79 @@ creates, renames or locks anything next to them.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import fnmatch
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 
 import pyarrow.fs as pafs
 
 from ..findings import Finding, Severity
 
+_GLOB = set("*?[")
+
+
+def normalize_path(path: str) -> str:
+    """A user's path as the readers use it: ``file:`` URIs (``file:///x``, Spark's ``file:/x``) and Databricks'
+    ``dbfs:/Volumes/...`` become the local paths they name (Volumes are local paths on a cluster's nodes);
+    other URIs (``s3://``, ``gs://``, ``abfss://``, ...) stay as they are for pyarrow to open."""
+    for prefix in ("file://", "file:"):
+        if path.startswith(prefix):
+            rest = path[len(prefix):]
+            return "/" + rest.lstrip("/") if rest.startswith("/") else rest
+    if path.startswith("dbfs:/Volumes/"):
+        return path[len("dbfs:"):]
+    return path
+
+
+def expand_paths(paths: Iterable[str], filesystem: pafs.FileSystem | None = None) -> list[str]:
+    """Normalised paths with their globs (``*``, ``?``, ``[...]`` in any component) expanded, sorted per pattern.
+    A pattern that matches nothing raises FileNotFoundError naming it: a silent empty read would hide a typo."""
+    out: list[str] = []
+    for raw in paths:
+        path = normalize_path(raw)
+        if not _GLOB & set(path):
+            out.append(path)
+            continue
+        matches = _glob(path, filesystem)
+        if not matches:
+            raise FileNotFoundError(f"no file or directory matches {raw}")
+        out.extend(matches)
+    return out
+
+
+def _glob(pattern: str, filesystem: pafs.FileSystem | None) -> list[str]:
+    scheme, sep, rest = pattern.partition("://")
+    head, parts = (scheme + sep, rest.split("/")) if sep else ("", pattern.split("/"))
+    first = next(i for i, part in enumerate(parts) if _GLOB & set(part))
+    bases = ["/".join(parts[:first]) or ("/" if pattern.startswith("/") else ".")]
+    for part in parts[first:]:
+        if not part:
+            continue
+        following = []
+        for base in bases:
+            if _GLOB & set(part):
+                fs, inner = resolve(head + base, filesystem)
+                try:
+                    names = [i.base_name for i in fs.get_file_info(pafs.FileSelector(inner))]
+                except (FileNotFoundError, NotADirectoryError, OSError):
+                    names = []
+                following += [f"{base.rstrip('/')}/{n}" for n in sorted(fnmatch.filter(names, part))]
+            else:
+                following.append(f"{base.rstrip('/')}/{part}")
+        bases = following
+    found = []
+    for base in bases:
+        fs, inner = resolve(head + base, filesystem)
+        if fs.get_file_info(inner).type != pafs.FileType.NotFound:
+            found.append(head + base)
+    return found
+
 
 def resolve(path: str, filesystem: pafs.FileSystem | None = None) -> tuple[pafs.FileSystem, str]:
     """Return (filesystem, path inside it) for a local path or a URI such as ``s3://bucket/dir``."""
     if filesystem is not None:
         return filesystem, path
+    path = normalize_path(path)
     if "://" in path:
         return pafs.FileSystem.from_uri(path)
     return pafs.LocalFileSystem(), path

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import pyarrow.fs as pafs
 
 from .checkpoints import LEADER_EPOCH_CHECKPOINT, PARTITION_METADATA
-from .files import resolve
+from .files import expand_paths, resolve
 
 LOG_SUFFIX = ".log"
 INDEX_SUFFIX = ".index"
@@ -189,9 +189,9 @@ def is_partition_dir(path: str, filesystem: pafs.FileSystem | None = None) -> bo
 
 
 def find_partitions(paths: list[str], filesystem: pafs.FileSystem | None = None) -> list[PartitionLog]:
-    """Partition logs under any mix of log dirs and partition dirs."""
+    """Partition logs under any mix of log dirs and partition dirs (paths, ``file:`` URIs or globs)."""
     out: list[PartitionLog] = []
-    for p in paths:
+    for p in expand_paths(paths, filesystem):
         if is_partition_dir(p, filesystem):
             out.append(list_partition(p, filesystem))
         else:

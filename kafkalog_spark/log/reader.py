@@ -22,7 +22,7 @@ from ..format.compression import DEFAULT_MAX_DECOMPRESSED
 from ..format.records import records_view
 from ..schemas import BATCHES, RECORDS
 from .file_records import DEFAULT_CHUNK_BYTES, FileRecords
-from .files import resolve
+from .files import expand_paths, resolve
 from .log_dir import LOG_SUFFIX, find_partitions, segment_of_file
 
 VIEWS = {"records": RECORDS, "batches": BATCHES}
@@ -66,10 +66,11 @@ def iter_segment(path: str, view: str = "records", findings: list[Finding] | Non
 
 
 def segment_files(paths: str | list[str], filesystem: pafs.FileSystem | None = None) -> list[str]:
-    """The live `.log` files under files, partition dirs or log dirs, in topic/partition/offset order."""
+    """The live `.log` files under files, partition dirs or log dirs (paths, ``file:`` URIs or globs), in
+    topic/partition/offset order."""
     out = []
     dirs = []
-    for p in [paths] if isinstance(paths, str) else paths:
+    for p in expand_paths([paths] if isinstance(paths, str) else paths, filesystem):
         if p.endswith(LOG_SUFFIX):
             out.append(p)
         else:

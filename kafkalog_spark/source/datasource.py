@@ -41,7 +41,14 @@ class KafkaLogDataSource(DataSource):
         return with_problem(view_schema(SourceOptions.parse(dict(self.options)).view))
 
     def reader(self, schema: StructType) -> DataSourceReader:
-        return KafkaLogReader(SourceOptions.parse(dict(self.options)), schema)
+        from .views import view_schema
+
+        options = SourceOptions.parse(dict(self.options))
+        expected = with_problem(view_schema(options.view))
+        if schema != expected:  # Spark skips schema() when the user gives one: each view's schema is fixed
+            raise ValueError(f"kafkalog: the {options.view} view has a fixed schema; remove .schema(...) from the "
+                             f"read (its columns are: {', '.join(expected.fieldNames())})")
+        return KafkaLogReader(options, schema)
 
 
 class KafkaLogReader(DataSourceReader):

@@ -11,12 +11,18 @@ from ..findings import Finding, KafkaLogError, Severity
 from .options import SourceOptions
 
 
+def log_dir_of(path: str) -> str:
+    """The broker log dir holding a segment file (``<log dir>/<topic>-<partition>/<file>``)."""
+    return path.rstrip("/").rsplit("/", 2)[0]
+
+
 def problem_rows(findings: list[Finding], topic: str, partition: int, base_offset: int | None,
-                 schema: pa.Schema) -> pa.RecordBatch:
+                 schema: pa.Schema, log_dir: str) -> pa.RecordBatch:
     """Rows carrying only their location and the finding."""
     n = len(findings)
     columns = {f.name: pa.nulls(n, f.type) for f in schema}
     columns["topic"] = pa.array([topic] * n, pa.string())
+    columns["logDir"] = pa.array([log_dir] * n, pa.string())
     columns["partition"] = pa.array([partition] * n, pa.int32())
     for name in ("segmentBaseOffset", "baseOffset"):
         if name in columns and base_offset is not None:

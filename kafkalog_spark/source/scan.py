@@ -15,13 +15,14 @@ from ..log.reader import iter_segment
 from ..schemas import arrow_schema
 from .filters import Pushdown
 from .options import SourceOptions
-from .problems import check_failfast, problem_rows
+from .problems import check_failfast, log_dir_of, problem_rows
 from .views import read_partition_views
 
 
-def _with_null_problem(batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
-    return pa.RecordBatch.from_arrays([*batch.columns, pa.nulls(batch.num_rows, schema.field("problem").type)],
-                                      schema=schema)
+def _with_source_columns(batch: pa.RecordBatch, schema: pa.Schema, log_dir: str) -> pa.RecordBatch:
+    n = batch.num_rows
+    return pa.RecordBatch.from_arrays([*batch.columns, pa.array([log_dir] * n, pa.string()),
+                                       pa.nulls(n, schema.field("problem").type)], schema=schema)
 
 
 def committed_mask(batch: pa.RecordBatch, aborted: AbortedTransactions) -> np.ndarray:
@@ -38,17 +39,18 @@ def read_splits(splits, opts: SourceOptions, pushdown: Pushdown, schema: pa.Sche
     for split in splits:
         findings: list[Finding] = []
         aborted = AbortedTransactions(split.aborted)
+        log_dir = log_dir_of(split.path)
         for batch in iter_segment(split.path, opts.view, findings, start=split.start, end=split.end,
                                   topic=split.topic, partition=split.partition, chunk_bytes=opts.chunk_bytes,
                                   max_decompressed=opts.max_decompressed_bytes):
             check_failfast(opts, findings)
             if opts.view == "records" and opts.isolation == "read_committed":
                 batch = batch.filter(pa.array(committed_mask(batch, aborted)))
-            table = pushdown.apply(pa.Table.from_batches([_with_null_problem(batch, schema)]))
+            table = pushdown.apply(pa.Table.from_batches([_with_source_columns(batch, schema, log_dir)]))
             yield from table.to_batches()
         check_failfast(opts, findings)
         if findings:
-            problems = problem_rows(findings, split.topic, split.partition, split.base_offset, schema)
+            problems = problem_rows(findings, split.topic, split.partition, split.base_offset, schema, log_dir)
             table = pushdown.apply(pa.Table.from_batches([problems]))
             yield from table.to_batches()
 

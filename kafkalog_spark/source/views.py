@@ -137,9 +137,9 @@ def read_partition_views(partition_dirs: list[str], opts, schema: pa.Schema) -> 
         findings: list[Finding] = []
         rows = _ROWS[opts.view](log, findings, None, roots.get(root))
         check_failfast(opts, findings)
-        location = {"topic": log.topic, "partition": log.partition}
+        location = {"topic": log.topic, "partition": log.partition, "logDir": root}
         if rows:
             columns = {f.name: [(location | r).get(f.name) for r in rows] for f in schema}
             yield pa.RecordBatch.from_pydict(columns, schema=schema)
         if findings:
-            yield problem_rows(findings, log.topic, log.partition, None, schema)
+            yield problem_rows(findings, log.topic, log.partition, None, schema, root)

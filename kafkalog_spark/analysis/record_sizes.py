@@ -1,0 +1,56 @@
+"""How many bytes a record takes inside its batch, uncompressed, as Column expressions over the records view.
+
+Kafka's own arithmetic (``DefaultRecord.sizeInBytes``, ``LegacyRecord.recordSize``): a v2 record is a varint
+length then a body of attributes, timestamp delta (varlong), offset delta, key and value with their varint
+lengths, and the headers; a v0/v1 entry is 12 bytes of offset and size, then a 14/22-byte header, key and
+value. The compaction preview sizes the batches a clean rewrites with these, the segment statistics the
+bytes a segment holds before compression.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import Column
+from pyspark.sql import functions as F
+
+V2_BATCH_OVERHEAD = 61  # DefaultRecordBatch.RECORD_BATCH_OVERHEAD
+
+
+def varint_size(c: Column) -> Column:
+    """Bytes of the zig-zag varint of ``c`` (a long column): ByteUtils.sizeOfVarint / sizeOfVarlong."""
+    zz = F.when(c >= 0, c * 2).otherwise(-c * 2 - 1)
+    out = F.when(zz < F.lit(1 << 62) * 2, F.lit(9)).otherwise(F.lit(10))
+    for n in range(8, 0, -1):
+        out = F.when(zz < F.lit(1 << (7 * n)), F.lit(n)).otherwise(out)
+    return out
+
+
+def header_bytes(headers: Column) -> Column:
+    """The headers' count and each header's key and value with their varint lengths (null value: -1)."""
+    def one(acc: Column, h: Column) -> Column:
+        k = F.octet_length(h["key"]).cast("long")
+        v = F.coalesce(F.octet_length(h["value"]).cast("long"), F.lit(-1).cast("long"))
+        return acc + varint_size(k) + k + varint_size(v) + F.greatest(v, F.lit(0))
+
+    count = F.coalesce(F.size(headers), F.lit(0)).cast("long")
+    return varint_size(count) + F.coalesce(F.aggregate(headers, F.lit(0).cast("long"), one), F.lit(0))
+
+
+def v2_body_without_timestamp() -> Column:
+    """A v2 record's body without its timestamp delta (that depends on the batch's base timestamp)."""
+    key_size, value_size = F.col("keySize").cast("long"), F.col("valueSize").cast("long")
+    return (F.lit(1) + varint_size(F.col("offset") - F.col("baseOffset")) + varint_size(key_size)
+            + F.greatest(key_size, F.lit(0)) + varint_size(value_size) + F.greatest(value_size, F.lit(0))
+            + header_bytes(F.col("headers")))
+
+
+def v2_record_bytes(timestamp_delta: Column) -> Column:
+    """A whole v2 record: its length varint and body, given its timestamp delta from the batch's base."""
+    body = v2_body_without_timestamp() + varint_size(timestamp_delta)
+    return varint_size(body) + body
+
+
+def legacy_entry_bytes() -> Column:
+    """A v0/v1 entry: offset and size (12), the message header (14 for v0, 22 for v1), key and value."""
+    key_size, value_size = F.col("keySize").cast("long"), F.col("valueSize").cast("long")
+    return (F.lit(12) + F.when(F.col("magic") == 0, 14).otherwise(22) + F.greatest(key_size, F.lit(0))
+            + F.greatest(value_size, F.lit(0)))

@@ -1,0 +1,141 @@
+"""What the user names on the command line, checked before any Spark work: paths, times, topic configs.
+
+A mistake raises :class:`UsageError` (or the config layer's ``ConfigError``) with a message that names the
+option or the path, so the command can end in one line and exit 2 instead of a traceback from deep inside
+Spark twenty seconds later.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import os
+from collections.abc import Callable, Iterable
+from typing import TypeVar
+
+T = TypeVar("T")
+_GLOB = set("*?[")  # as kafkalog_spark.log.files expands them
+
+
+class UsageError(ValueError):
+    """A mistake in what the user gave; the message names the option or path."""
+
+
+def parse_time(text: str | None, flag: str) -> int:
+    """Epoch milliseconds from a command-line time: epoch milliseconds, or ISO 8601 (no zone: UTC);
+    None means now."""
+    if text is None:
+        return int(dt.datetime.now(dt.UTC).timestamp() * 1000)
+    text = text.strip()
+    if text.lstrip("-").isdigit():
+        return int(text)
+    try:
+        when = dt.datetime.fromisoformat(text)
+    except ValueError:
+        raise UsageError(f"{flag} {text!r}: expected ISO 8601 (e.g. 2024-05-01T12:00:00Z) or epoch milliseconds"
+                         ) from None
+    return int((when if when.tzinfo else when.replace(tzinfo=dt.UTC)).timestamp() * 1000)
+
+
+def local_path(path: str) -> str | None:
+    """The local path ``path`` names (``file:`` URIs and ``dbfs:/Volumes`` as the readers take them), or None
+    for a URI of another file system (checked by whoever opens it)."""
+    from ..log.files import normalize_path
+
+    local = normalize_path(path)
+    return None if "://" in local else local
+
+
+def check_path(path: str, what: str, kind: str = "file") -> str:
+    """``path`` if it exists locally as a ``kind`` ("file" or "dir") this process may read; URIs of other
+    file systems pass unchecked."""
+    local = local_path(path)
+    if local is None:
+        return path
+    if kind == "dir" and not os.path.isdir(local):
+        why = "not a directory" if os.path.exists(local) else "not a directory (no such file or directory)"
+        raise UsageError(f"{what} {path}: {why}")
+    if not os.path.exists(local):
+        raise UsageError(f"{what} {path}: no such file or directory")
+    if kind == "file" and os.path.isdir(local):
+        raise UsageError(f"{what} {path}: is a directory, expected a file")
+    if not os.access(local, os.R_OK | (os.X_OK if kind == "dir" else 0)):
+        raise UsageError(f"{what} {path}: permission denied")
+    return path
+
+
+def check_paths(paths: Iterable[str], what: str, kind: str = "file") -> list[str]:
+    return [check_path(p, what, kind) for p in paths]
+
+
+def check_log_dirs(paths: Iterable[str], what: str, remote: str | None = None) -> list[str]:
+    """:func:`check_paths` for the log dirs Spark reads, globs expanded as the readers expand them (each match
+    checked). A Spark Connect server (``--remote sc://...``) reads them from its own file system, which this
+    machine cannot see: then they are left to the server."""
+    from ..log.files import expand_paths
+
+    paths = list(paths)
+    if remote is not None and remote.startswith("sc://"):
+        return paths
+    for path in paths:
+        if not _GLOB & set(path):
+            check_path(path, what, "dir")
+            continue
+        try:
+            matches = expand_paths([path])
+        except FileNotFoundError as e:
+            raise UsageError(f"{what} {path}: no file or directory matches it") from e
+        check_paths(matches, what, "dir")
+    return paths
+
+
+def check_output_file(path: str, what: str) -> str:
+    """``path`` if a file can be written there: its directory exists and is writable, and it is no directory."""
+    local = local_path(path)
+    if local is None:
+        return path
+    parent = os.path.dirname(os.path.abspath(local))
+    if not os.path.isdir(parent):
+        raise UsageError(f"{what} {path}: directory {parent} does not exist")
+    if os.path.isdir(local):
+        raise UsageError(f"{what} {path}: is a directory, expected a file")
+    if not os.access(parent, os.W_OK | os.X_OK) or (os.path.exists(local) and not os.access(local, os.W_OK)):
+        raise UsageError(f"{what} {path}: permission denied")
+    return path
+
+
+def _named(option: str, path: str | None, load: Callable[[], T]) -> T:
+    """``load()``, with a ConfigError's message prefixed by the option (and file) it came from."""
+    from ..config import ConfigError
+
+    try:
+        return load()
+    except ConfigError as e:
+        message = str(e)
+        prefix = option if path is None or path in message else f"{option} {path}:"
+        raise UsageError(f"{prefix} {message}") from e
+
+
+def topic_configs(broker: str | None, overrides: str | None, what_if: list[str] | None = None, *,
+                  names: tuple[str, str] = ("--broker-config", "--topic-config")):
+    """The topics' configs from ``--broker-config``, ``--topic-config`` and ``--set`` (merged on top), each
+    layer checked on its own so that a bad value is blamed on the option (of ``names``) that gave it."""
+    from ..config import TopicConfigs, parse_assignments
+
+    broker_name, overrides_name = names
+    if broker is not None:
+        check_path(broker, broker_name)
+    if overrides is not None:
+        check_path(overrides, overrides_name)
+    configs = _named(broker_name, broker, lambda: TopicConfigs(broker))
+    if overrides is not None:
+        configs = _named(overrides_name, overrides, lambda: TopicConfigs(configs.broker, overrides))
+    if what_if:
+        assignments = _named("--set", None, lambda: parse_assignments(what_if))
+        configs = _named("--set", None, lambda: configs.with_what_if(assignments))
+    return configs
+
+
+def configs_of(args: argparse.Namespace, what_if: list[str] | None = None):
+    """:func:`topic_configs` of a command's ``--broker-config`` and ``--topic-config``."""
+    return topic_configs(getattr(args, "broker_config", None), getattr(args, "topic_config", None), what_if)

@@ -1,0 +1,70 @@
+"""The nightly job's configuration from `kafkalog nightly`'s options, checked before Spark starts.
+
+Without ``--config`` the options are the whole configuration (``--log-dir`` and ``--warehouse`` or
+``--schema`` are then required); with it they override the file. Every path the configuration names
+(log dirs, the broker and topic config files) must exist, and the topic configs must be valid, before
+the first Spark job: otherwise a typo costs a JVM start and ends in a stack trace.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import tomllib
+
+from .inputs import UsageError, check_log_dirs, check_path, local_path, topic_configs
+
+
+def _location(args: argparse.Namespace):
+    from ..delta import TableLocation
+
+    if args.warehouse and args.schema:
+        raise UsageError("--warehouse and --schema: give one of them, not both")
+    if not (args.warehouse or args.schema):
+        return None
+    catalog, _, schema = (args.schema or "").rpartition(".")
+    return TableLocation(warehouse=args.warehouse, catalog=catalog or None, schema=schema or None)
+
+
+def _from_file(path: str, overrides: dict):
+    from ..nightly import NightlyConfig
+
+    check_path(path, "--config")
+    try:
+        return NightlyConfig.load(path, **overrides)
+    except tomllib.TOMLDecodeError as e:
+        raise UsageError(f"--config {path}: invalid TOML: {e}") from e
+    except ValueError as e:  # the [output] table names no location, or two
+        raise UsageError(f"--config {path}: [output]: {e}; or give --warehouse or --schema") from e
+
+
+def load_config(args: argparse.Namespace):
+    """The :class:`~kafkalog_spark.nightly.NightlyConfig` that ``args`` describe, every part of it checked."""
+    from ..delta import check_snapshot_id
+    from ..nightly import NightlyConfig
+
+    location = _location(args)
+    if args.snapshot_id is not None:
+        try:
+            check_snapshot_id(args.snapshot_id)
+        except ValueError as e:
+            raise UsageError(f"--snapshot-id: {e}") from e
+    overrides = {"snapshot_id": args.snapshot_id, "location": location,
+                 "log_dirs": tuple(args.log_dirs) if args.log_dirs else None}
+    if args.config:
+        config = _from_file(args.config, overrides)
+    elif location is None:
+        raise UsageError("--warehouse or --schema is required (or give --config FILE)")
+    else:
+        config = NightlyConfig.load(None, **overrides)
+    if not config.log_dirs:
+        raise UsageError("--log-dir is required" + (f" ({args.config} has no [input] log_dirs)" if args.config else ""))
+    remote = getattr(args, "remote", None)
+    check_log_dirs(config.log_dirs, "--log-dir", remote)
+    on_server = (remote or "").startswith("sc://")  # then the server writes the tables, on its file system
+    warehouse = local_path(config.location.warehouse) if config.location.warehouse and not on_server else None
+    if warehouse is not None and os.path.exists(warehouse) and not os.path.isdir(warehouse):
+        raise UsageError(f"--warehouse {config.location.warehouse}: not a directory")
+    topic_configs(config.broker_config, config.topic_config,
+                  names=("[configs] broker_properties", "[configs] topic_overrides"))
+    return config

@@ -1,0 +1,96 @@
+"""A real Spark Connect server on loopback, started from the installed pyspark, for the Connect tests.
+
+    with ConnectServer(warehouse=tmp) as server:
+        spark = SparkSession.builder.remote(server.url).getOrCreate()   # in another process
+
+The server is its own JVM (``spark-submit --class ...SparkConnectServer``), as on a shared or serverless
+cluster: its Python workers run this interpreter, so they import kafkalog_spark like executors do. Delta's
+JARs and SQL extensions are configured on the server, where the tables are written.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pyspark
+
+SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
+STARTED = "Spark Connect server started"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def delta_server_confs() -> dict[str, str]:
+    from kafkalog_spark.delta.packages import delta_spark_confs
+
+    return delta_spark_confs()
+
+
+class ConnectServer:
+    def __init__(self, warehouse: Path, log: Path | None = None, timeout_s: float = 240):
+        self.warehouse = warehouse
+        self.log = log or warehouse.parent / "connect-server.log"
+        self.timeout_s = timeout_s
+        self.port = _free_port()
+        self.process: subprocess.Popen | None = None
+
+    @property
+    def url(self) -> str:
+        return f"sc://127.0.0.1:{self.port}"
+
+    def start(self) -> ConnectServer:
+        confs = {
+            "spark.connect.grpc.binding.address": "127.0.0.1",
+            "spark.connect.grpc.binding.port": str(self.port),
+            "spark.ui.enabled": "false",
+            "spark.sql.warehouse.dir": str(self.warehouse),
+            "spark.sql.shuffle.partitions": "4",
+            **delta_server_confs(),
+        }
+        packages = confs.pop("spark.jars.packages")
+        submit = Path(pyspark.__file__).parent / "bin" / "spark-submit"
+        cmd = [str(submit), "--master", "local[2]", "--class", SERVER_CLASS, "--packages", packages]
+        for k, v in confs.items():
+            cmd += ["--conf", f"{k}={v}"]
+        cmd.append("spark-internal")
+        env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable}
+        env.pop("SPARK_REMOTE", None)
+        with open(self.log, "wb") as out:
+            self.process = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env,
+                                            start_new_session=True)
+        deadline = time.monotonic() + self.timeout_s
+        while time.monotonic() < deadline:
+            if STARTED in self.log.read_text(errors="replace"):
+                return self
+            if self.process.poll() is not None:
+                break
+            time.sleep(0.5)
+        tail = self.log.read_text(errors="replace")[-3000:]
+        self.stop()
+        raise RuntimeError(f"the Spark Connect server did not start; its log ends with:\n{tail}")
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGTERM)
+            try:
+                self.process.wait(30)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait(10)
+        self.process = None
+
+    def __enter__(self) -> ConnectServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
