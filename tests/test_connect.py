@@ -26,9 +26,14 @@ def connect_run(samples: Path, tmp_path_factory: pytest.TempPathFactory) -> dict
     with ConnectServer(warehouse=work / "catalog") as server:
         done = subprocess.run([sys.executable, "-m", "tests.connect_client", server.url, str(samples), str(work)],
                               cwd=ROOT, capture_output=True, text=True, timeout=900)
+        cli = subprocess.run([sys.executable, "-m", "kafkalog_spark.cli", "--remote", server.url, "stats", "--json",
+                              str(samples / "broker" / "tutorial-segments-0")],
+                             cwd=work, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-4000:]
     result = json.loads(done.stdout.strip().splitlines()[-1])
     result["work"] = str(work)
+    result["cli"] = {"code": cli.returncode, "stderr": cli.stderr,
+                     "rows": [json.loads(line) for line in cli.stdout.splitlines() if line.startswith("{")]}
     return result
 
 
@@ -69,3 +74,10 @@ def test_the_databricks_notebook_runs_over_connect(connect_run: dict) -> None:
     nb = connect_run["notebook"]
     assert nb["summary_topics"] == ["legacy-v0", "legacy-v1"]
     assert nb["displayed"] == 1 + nb["tables"]
+
+
+def test_the_cli_runs_on_a_connect_server(connect_run: dict) -> None:
+    cli = connect_run["cli"]
+    assert cli["code"] == 0 and "Traceback" not in cli["stderr"], cli["stderr"][-2000:]
+    # tutorial-segments: 9 segments of 12 records, 4 in the last (data/samples/README.md)
+    assert [r["records"] for r in cli["rows"]] == [12] * 8 + [4]

@@ -82,8 +82,10 @@ def test_pushdown_prunes_segments(spark, samples: Path) -> None:
     every = load(spark, samples / "broker", topics="tutorial-segments", maxSplitBytes=1000, openCostBytes=1000)
     pruned = every.where("offset >= 90")
     assert tasks(every) == 9  # one task per segment
-    assert tasks(pruned) == 2  # segments 84 and 96 only
     assert sorted(r.offset for r in pruned.select("offset").collect()) == list(range(90, 100))
+    if tuple(int(x) for x in spark.version.split(".")[:2]) < (4, 1):
+        pytest.skip("Spark 4.0 hands Python data sources no filters: it filters the rows itself, nothing is pruned")
+    assert tasks(pruned) == 2  # segments 84 and 96 only
 
 
 def test_one_split_or_many_per_segment_give_the_same_rows(spark, samples: Path) -> None:
