@@ -25,12 +25,13 @@ venv: $(STAMP)
 demo: $(STAMP)
 	$(PY) -m kafkalog_spark.cli demo --config conf/nightly.toml
 
-# Everything but the packaging test, which takes 4-5 minutes (make test-packaging).
+# The whole suite, the packaging test included (about 2 minutes of it).
 test: $(STAMP)
 	$(PY) -m ruff check kafkalog_spark jobs tests
-	$(PY) -m pytest -m "not packaging"
+	$(PY) -m pytest
 
-# Builds the wheel, installs it with [spark] into a fresh venv and runs `kafkalog demo` from an empty directory.
+# Only the packaging test: builds the wheel, installs it with [spark] into a fresh venv and runs `kafkalog demo`
+# from an empty directory.
 test-packaging: $(STAMP)
 	$(PY) -m pytest -m packaging tests/test_packaging.py
 
