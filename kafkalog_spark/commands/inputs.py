@@ -14,7 +14,6 @@ from collections.abc import Callable, Iterable
 from typing import TypeVar
 
 T = TypeVar("T")
-_GLOB = set("*?[")  # as kafkalog_spark.log.files expands them
 
 
 class UsageError(ValueError):
@@ -72,13 +71,13 @@ def check_log_dirs(paths: Iterable[str], what: str, remote: str | None = None) -
     """:func:`check_paths` for the log dirs Spark reads, globs expanded as the readers expand them (each match
     checked). A Spark Connect server (``--remote sc://...``) reads them from its own file system, which this
     machine cannot see: then they are left to the server."""
-    from ..log.files import expand_paths
+    from ..log.files import expand_paths, has_glob
 
     paths = list(paths)
     if remote is not None and remote.startswith("sc://"):
         return paths
     for path in paths:
-        if not _GLOB & set(path):
+        if not has_glob(path):
             check_path(path, what, "dir")
             continue
         try:

@@ -17,6 +17,11 @@ from ..findings import Finding, Severity
 _GLOB = set("*?[")
 
 
+def has_glob(path: str) -> bool:
+    """Whether ``path`` is a pattern (``*``, ``?`` or ``[`` in it) that :func:`expand_paths` expands."""
+    return bool(_GLOB & set(path))
+
+
 def normalize_path(path: str) -> str:
     """A user's path as the readers use it: ``file:`` URIs (``file:///x``, Spark's ``file:/x``) and Databricks'
     ``dbfs:/Volumes/...`` become the local paths they name (Volumes are local paths on a cluster's nodes);
@@ -36,7 +41,7 @@ def expand_paths(paths: Iterable[str], filesystem: pafs.FileSystem | None = None
     out: list[str] = []
     for raw in paths:
         path = normalize_path(raw)
-        if not _GLOB & set(path):
+        if not has_glob(path):
             out.append(path)
             continue
         matches = _glob(path, filesystem)
@@ -49,14 +54,14 @@ def expand_paths(paths: Iterable[str], filesystem: pafs.FileSystem | None = None
 def _glob(pattern: str, filesystem: pafs.FileSystem | None) -> list[str]:
     scheme, sep, rest = pattern.partition("://")
     head, parts = (scheme + sep, rest.split("/")) if sep else ("", pattern.split("/"))
-    first = next(i for i, part in enumerate(parts) if _GLOB & set(part))
+    first = next(i for i, part in enumerate(parts) if has_glob(part))
     bases = ["/".join(parts[:first]) or ("/" if pattern.startswith("/") else ".")]
     for part in parts[first:]:
         if not part:
             continue
         following = []
         for base in bases:
-            if _GLOB & set(part):
+            if has_glob(part):
                 fs, inner = resolve(head + base, filesystem)
                 try:
                     names = [i.base_name for i in fs.get_file_info(pafs.FileSelector(inner))]
