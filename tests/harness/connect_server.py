@@ -20,6 +20,8 @@ from pathlib import Path
 
 import pyspark
 
+from kafkalog_spark.delta.packages import delta_spark_confs
+
 SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
 STARTED = "Spark Connect server started"
 
@@ -28,12 +30,6 @@ def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
-
-
-def delta_server_confs() -> dict[str, str]:
-    from kafkalog_spark.delta.packages import delta_spark_confs
-
-    return delta_spark_confs()
 
 
 class ConnectServer:
@@ -55,7 +51,7 @@ class ConnectServer:
             "spark.ui.enabled": "false",
             "spark.sql.warehouse.dir": str(self.warehouse),
             "spark.sql.shuffle.partitions": "4",
-            **delta_server_confs(),
+            **delta_spark_confs(),
         }
         packages = confs.pop("spark.jars.packages")
         submit = Path(pyspark.__file__).parent / "bin" / "spark-submit"
