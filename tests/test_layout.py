@@ -13,7 +13,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "kafkalog_spark"
 
 # Lowest first: bytes -> files on disk -> configs -> the Spark source and the dump -> analyses -> Delta -> jobs.
 LAYERS = [
-    {"finding_kinds", "findings", "schemas"},
+    {"finding_kinds", "findings", "schemas", "kafka_versions"},
     {"format"},
     {"log"},
     {"config"},

@@ -34,9 +34,15 @@ from typing import Any
 REPO_ROOT = Path(__file__).resolve().parents[2]
 CACHE_DIR = REPO_ROOT / ".cache"
 JAVA_SRC_DIR = Path(__file__).resolve().parent / "java"
-DEFAULT_VERSION = "3.9.2"
-# 3.9.x still accepts tiny segment.bytes such as 1000 (4.x raised the minimum), which the corpus needs
-# for many small segments.
+KAFKA_3 = "3.9.2"
+# The newest Kafka on Maven Central (late 2026). kafka-tools 4.4.0 is there too, but its POM names
+# jetty-ee10-servlets 12.0.39, which Central does not serve; the dump tool never touches Jetty's servlets,
+# so that one group is excluded instead of falling back to an older kafka-tools.
+KAFKA_4 = "4.4.0"
+DEFAULT_VERSION = KAFKA_3
+VERSIONS = (KAFKA_3, KAFKA_4)
+# 3.9.x still accepts tiny segment.bytes such as 1000; 4.x has a 1 MiB minimum (KIP-1030) and takes small
+# segments only through the internal.segment.bytes topic config.
 
 _POM = """<project xmlns="http://maven.apache.org/POM/4.0.0">
   <modelVersion>4.0.0</modelVersion>
@@ -50,8 +56,13 @@ _POM = """<project xmlns="http://maven.apache.org/POM/4.0.0">
 </project>
 """
 _ARTIFACTS = ("kafka_2.13", "kafka-tools", "kafka-clients", "kafka-storage", "kafka-server")
-# Kafka 3.x logs through slf4j 1.7 + log4j 1.x API; reload4j is the binding the Apache tarball ships.
-_EXTRA_DEPS = (("org.slf4j", "slf4j-reload4j", "1.7.36"),)
+_EXCLUSIONS = {("kafka-tools", KAFKA_4): ("org.eclipse.jetty.ee10", "*")}
+# The logging binding the Apache tarball of each major ships: Kafka 3.x logs through slf4j 1.7 + log4j 1.x
+# (reload4j); Kafka 4.x through log4j2 (KIP-653).
+_EXTRA_DEPS = {
+    "3": (("org.slf4j", "slf4j-reload4j", "1.7.36"),),
+    "4": (("org.apache.logging.log4j", "log4j-slf4j-impl", "2.25.5"),),
+}
 
 TOOLS_LOG4J = """log4j.rootLogger=WARN, stderr
 log4j.appender.stderr=org.apache.log4j.ConsoleAppender
@@ -65,6 +76,24 @@ log4j.appender.file=org.apache.log4j.FileAppender
 log4j.appender.file.File={path}
 log4j.appender.file.layout=org.apache.log4j.PatternLayout
 log4j.appender.file.layout.ConversionPattern=[%d] %p %m (%c)%n
+"""
+
+TOOLS_LOG4J2 = """rootLogger.level = WARN
+rootLogger.appenderRef.stderr.ref = STDERR
+appender.stderr.type = Console
+appender.stderr.name = STDERR
+appender.stderr.target = SYSTEM_ERR
+appender.stderr.layout.type = PatternLayout
+appender.stderr.layout.pattern = [%d] %p %m (%c)%n
+"""
+
+BROKER_LOG4J2 = """rootLogger.level = INFO
+rootLogger.appenderRef.file.ref = FILE
+appender.file.type = File
+appender.file.name = FILE
+appender.file.fileName = {path}
+appender.file.layout.type = PatternLayout
+appender.file.layout.pattern = [%d] %p %m (%c)%n
 """
 
 # Java 17 picks stdout's charset from the locale; pin UTF-8 so payload text is reproducible.
@@ -112,11 +141,23 @@ def random_kafka_uuid() -> str:
             return text
 
 
+def _dependency_xml(group: str, artifact: str, version: str) -> str:
+    xml = f"<groupId>{group}</groupId><artifactId>{artifact}</artifactId><version>{version}</version>"
+    excluded = _EXCLUSIONS.get((artifact, version))
+    if excluded:
+        xml += (f"<exclusions><exclusion><groupId>{excluded[0]}</groupId><artifactId>{excluded[1]}</artifactId>"
+                "</exclusion></exclusions>")
+    return f"    <dependency>{xml}</dependency>"
+
+
 class KafkaDistribution:
     """Apache Kafka JARs fetched from Maven Central into `.cache/kafka-<version>/libs` (reused when present)."""
 
     def __init__(self, version: str = DEFAULT_VERSION, cache_dir: Path = CACHE_DIR) -> None:
+        if version not in VERSIONS:
+            raise HarnessError(f"no harness for Kafka {version}; known: {', '.join(VERSIONS)}")
         self.version = version
+        self.major = version.split(".")[0]
         self.home = cache_dir / f"kafka-{version}"
         self.libs = self.home / "libs"
         self._ready = self.libs / ".complete"
@@ -127,11 +168,8 @@ class KafkaDistribution:
             return self
         mvn = _require("mvn")
         self.home.mkdir(parents=True, exist_ok=True)
-        deps = [("org.apache.kafka", a, self.version) for a in _ARTIFACTS] + list(_EXTRA_DEPS)
-        xml = "\n".join(
-            f"    <dependency><groupId>{g}</groupId><artifactId>{a}</artifactId><version>{v}</version></dependency>"
-            for g, a, v in deps
-        )
+        deps = [("org.apache.kafka", a, self.version) for a in _ARTIFACTS] + list(_EXTRA_DEPS[self.major])
+        xml = "\n".join(_dependency_xml(g, a, v) for g, a, v in deps)
         pom = self.home / "pom.xml"
         pom.write_text(_POM.format(deps=xml))
         staging = self.home / "libs.tmp"
@@ -150,17 +188,31 @@ class KafkaDistribution:
     def classpath(self) -> str:
         return str(self.libs / "*")
 
+    @property
+    def dump_log_segments(self) -> str:
+        """The class behind kafka-dump-log.sh: Scala in core up to 3.x, Java in kafka-tools since 4.0."""
+        return "kafka.tools.DumpLogSegments" if self.major == "3" else "org.apache.kafka.tools.DumpLogSegments"
+
+    def log4j_option(self, path: Path) -> str:
+        return f"-Dlog4j.configuration=file:{path}" if self.major == "3" else f"-Dlog4j2.configurationFile={path}"
+
+    def log4j_text(self, broker_log: Path | None = None) -> str:
+        """The tools' (stderr, WARN) or a broker's (file, INFO) logging config in this version's syntax."""
+        if broker_log is None:
+            return TOOLS_LOG4J if self.major == "3" else TOOLS_LOG4J2
+        return (BROKER_LOG4J if self.major == "3" else BROKER_LOG4J2).format(path=broker_log)
+
     def tools_log4j(self) -> Path:
         path = self.home / "tools-log4j.properties"
         if not path.exists():
-            path.write_text(TOOLS_LOG4J)
+            path.write_text(self.log4j_text())
         return path
 
     def java_cmd(self, main: str, *args: str, jvm_opts: Sequence[str] = ()) -> list[str]:
         """Command line running `main` (a class name, or a .java file for the source launcher)."""
         self.ensure()
         return [
-            _require("java"), *_UTF8_OPTS, f"-Dlog4j.configuration=file:{self.tools_log4j()}", *jvm_opts,
+            _require("java"), *_UTF8_OPTS, self.log4j_option(self.tools_log4j()), *jvm_opts,
             "-cp", self.classpath, main, *args,
         ]
 
@@ -187,7 +239,7 @@ def dump_log(files: Sequence[Path | str], *flags: str, dist: KafkaDistribution |
     """
     dist = dist or KafkaDistribution()
     joined = ",".join(str(f) for f in files)
-    proc = dist.run_java("kafka.tools.DumpLogSegments", "--files", joined, *flags, cwd=cwd, check=False)
+    proc = dist.run_java(dist.dump_log_segments, "--files", joined, *flags, cwd=cwd, check=False)
     return proc.stdout, proc.stderr
 
 
@@ -247,7 +299,7 @@ class KafkaBroker:
 
     def _write_config(self) -> Path:
         self.work_dir.mkdir(parents=True, exist_ok=True)
-        (self.work_dir / "log4j.properties").write_text(BROKER_LOG4J.format(path=self.server_log))
+        (self.work_dir / "log4j.properties").write_text(self.dist.log4j_text(self.server_log))
         path = self.work_dir / "server.properties"
         path.write_text("".join(f"{k}={v}\n" for k, v in self.properties().items()))
         return path
@@ -261,7 +313,7 @@ class KafkaBroker:
         if not (self.log_dir / "meta.properties").exists():
             self.dist.run_java("kafka.tools.StorageTool", "format", "-t", self.cluster_id, "-c", str(config))
         cmd = self.dist.java_cmd("kafka.Kafka", str(config), jvm_opts=(
-            f"-Xmx{self.heap}", f"-Dlog4j.configuration=file:{self.work_dir / 'log4j.properties'}",
+            f"-Xmx{self.heap}", self.dist.log4j_option(self.work_dir / "log4j.properties"),
             f"-Dkafka.logs.dir={self.work_dir}"))
         with open(self.work_dir / "console.log", "ab") as console:
             self.process = subprocess.Popen(cmd, stdout=console, stderr=subprocess.STDOUT, cwd=self.work_dir)

@@ -77,7 +77,7 @@ def write_golden(root: Path, dist: KafkaDistribution) -> int:
         for out, err, args in jobs:
             f.write("\t".join((str(out), str(err), *args)) + "\n")
     try:
-        dist.run_java("DumpMany.java", f.name, cwd=root)
+        dist.run_java("DumpMany.java", dist.dump_log_segments, f.name, cwd=root)
     finally:
         Path(f.name).unlink()
     # Bytes, not text: read_text() would turn a \r printed inside a payload into \n.

@@ -1,8 +1,11 @@
 /*
- * Runs kafka.tools.DumpLogSegments.main once per job inside one JVM (hundreds of JVM starts would take
- * minutes), capturing each run's stdout and stderr separately, exactly as the CLI prints them.
+ * Runs DumpLogSegments.main once per job inside one JVM (hundreds of JVM starts would take minutes),
+ * capturing each run's stdout and stderr separately, exactly as the CLI prints them.
  *
- *   java -cp '<kafka libs>/*' DumpMany.java <jobs.tsv>
+ *   java -cp '<kafka libs>/*' DumpMany.java <DumpLogSegments class> <jobs.tsv>
+ *
+ * The class is kafka.tools.DumpLogSegments (Scala, Kafka 3.x) or org.apache.kafka.tools.DumpLogSegments
+ * (Java, Kafka 4.x).
  *
  * Each job line: <stdout file> TAB <stderr file> TAB <DumpLogSegments arg> [TAB <arg> ...].
  * A run that throws gets the JVM's usual "Exception in thread "main" ..." text on its stderr.
@@ -12,6 +15,8 @@ import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.io.PrintStream;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -27,10 +32,10 @@ public class DumpMany {
     }
 
     /** Drop this wrapper's frames so the trace reads as if the CLI itself had thrown it. */
-    static void trimToToolMain(Throwable t) {
+    static void trimToToolMain(Throwable t, String tool) {
         StackTraceElement[] st = t.getStackTrace();
         for (int i = st.length - 1; i >= 0; i--) {
-            if (st[i].getClassName().equals("kafka.tools.DumpLogSegments") && st[i].getMethodName().equals("main")) {
+            if (st[i].getClassName().equals(tool) && st[i].getMethodName().equals("main")) {
                 t.setStackTrace(Arrays.copyOf(st, i + 1));
                 return;
             }
@@ -44,18 +49,22 @@ public class DumpMany {
         System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
         Exit.setExitProcedure((code, msg) -> { throw new IllegalStateException("Exit.exit(" + code + "): " + msg); });
 
+        String tool = args[0];
+        Method toolMain = Class.forName(tool).getMethod("main", String[].class);
         int failed = 0;
-        for (String line : Files.readAllLines(Path.of(args[0]), StandardCharsets.UTF_8)) {
+        for (String line : Files.readAllLines(Path.of(args[1]), StandardCharsets.UTF_8)) {
             if (line.isBlank()) continue;
             String[] parts = line.split("\t");
             ByteArrayOutputStream bo = new ByteArrayOutputStream(), be = new ByteArrayOutputStream();
             out.target = bo;
             err.target = be;
             try {
-                kafka.tools.DumpLogSegments.main(Arrays.copyOfRange(parts, 2, parts.length));
-            } catch (Throwable t) {
+                toolMain.invoke(null, (Object) Arrays.copyOfRange(parts, 2, parts.length));
+            } catch (Throwable thrown) {
+                // reflection wraps what main threw; print that, as the JVM would have
+                Throwable t = thrown instanceof InvocationTargetException ? thrown.getCause() : thrown;
                 failed++;
-                trimToToolMain(t);
+                trimToToolMain(t, tool);
                 System.err.print("Exception in thread \"main\" ");
                 t.printStackTrace(System.err);
             }
