@@ -13,6 +13,8 @@ import os
 from collections.abc import Callable, Iterable
 from typing import TypeVar
 
+from ..kafka_versions import CHOICES, LATEST, KafkaVersion, parse_kafka_version
+
 T = TypeVar("T")
 
 
@@ -138,3 +140,17 @@ def topic_configs(broker: str | None, overrides: str | None, what_if: list[str] 
 def configs_of(args: argparse.Namespace, what_if: list[str] | None = None):
     """:func:`topic_configs` of a command's ``--broker-config`` and ``--topic-config``."""
     return topic_configs(getattr(args, "broker_config", None), getattr(args, "topic_config", None), what_if)
+
+
+def kafka_version_arg(text: str) -> KafkaVersion:
+    """argparse type for --kafka-version: a bad spelling is a usage error naming the choices."""
+    try:
+        return parse_kafka_version(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def add_kafka_version(parser: argparse.ArgumentParser) -> None:
+    """--kafka-version: whose rules (dump text, config keys and defaults, cleaner) to apply."""
+    parser.add_argument("--kafka-version", type=kafka_version_arg, default=LATEST, metavar="|".join(CHOICES),
+                        help=f"the Kafka version whose rules to apply (default: {LATEST.value}, the newest)")
