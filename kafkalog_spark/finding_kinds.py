@@ -156,7 +156,8 @@ _TABLE: list[tuple[str, Severity, str, str]] = [
     ("txnindex_marker_not_abort", E, "validate", "the control record at an aborted transaction's lastOffset is not "
      "an ABORT"),
     ("txnindex_entry_missing", E, "validate", "an ABORT marker without an entry in its segment's `.txnindex` "
-     "(read_committed consumers would deliver aborted records)"),
+     "while data of its transaction is still in the log (read_committed consumers would deliver aborted records); "
+     "after the cleaner removed that data, Kafka keeps the marker without an entry"),
     ("snapshot_offset_outside_log", I, "validate", "a producer snapshot outside [log start, log end] (deleted on "
      "load)"),
     ("snapshot_entry_beyond_offset", W, "validate", "a producer's lastOffset at or past its snapshot's offset"),

@@ -7,7 +7,9 @@ directories present (on the driver: a listing and four small files per log dir).
 - ``txnindex_marker_producer_mismatch``: error: the control batch there belongs to another producer id.
 - ``txnindex_marker_not_abort``: error (records view given): the control record there is not an ABORT.
 - ``txnindex_entry_missing``: error (records view given): an ABORT marker with no entry in its segment's
-  ``.txnindex`` (read_committed consumers would deliver the aborted records).
+  ``.txnindex`` while data of its transaction is still in the log (read_committed consumers would deliver
+  those aborted records). A marker whose aborted data the cleaner already removed needs no entry: see
+  :func:`aborted_data_remains`.
 - ``snapshot_offset_outside_log``: info: a producer snapshot whose offset is no segment base offset and
   lies outside [log start, log end] (the broker deletes such snapshots when it loads the log).
 - ``snapshot_entry_beyond_offset``: warning: a producer's lastOffset >= the snapshot's offset (a snapshot
@@ -27,7 +29,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 import pyarrow.fs as pafs
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
 from ..log import producer_snapshot, transaction_index
@@ -96,8 +98,8 @@ def txn_findings(views: Mapping[str, DataFrame], live: DataFrame) -> list[DataFr
             detail=text(txn_text, ": the transaction index lists it as aborted but its marker says otherwise"))))
         aborts = (control.where("controlType = 'ABORT'")
                   .join(txn.withColumnRenamed("producerId", "markerProducerId"),
-                        [*KEYS, "lastOffset", "markerProducerId"], "left_anti")
-                  .join(live.select(*KEYS, "logFile"), KEYS))
+                        [*KEYS, "lastOffset", "markerProducerId"], "left_anti"))
+        aborts = aborted_data_remains(aborts, ok(views["batches"])).join(live.select(*KEYS, "logFile"), KEYS)
         out.append(aborts.select(*finding(
             "error", "txnindex_entry_missing", file=sibling_file(F.col("logFile"), ".txnindex"),
             base_offset=F.col("segmentBaseOffset"),
@@ -106,6 +108,30 @@ def txn_findings(views: Mapping[str, DataFrame], live: DataFrame) -> list[DataFr
                         F.col("lastOffset"), " has no .txnindex entry in its segment: read_committed consumers "
                         "would deliver the aborted records"))))
     return out
+
+
+def aborted_data_remains(aborts: DataFrame, batches: DataFrame) -> DataFrame:
+    """The ABORT markers (``topic, partition, lastOffset, markerProducerId``) whose transaction still has data
+    batches in the log: those after the producer's previous marker and before this one.
+
+    Only those need a `.txnindex` entry. The broker appends one when it writes the marker, but the cleaner
+    rebuilds a cleaned segment's index from the aborted transactions whose data it still meets in that pass
+    (LogCleaner's CleanedTransactionMetadata.onControlBatchRead appends only when lastObsoleteOffset is set), so
+    once an earlier pass removed the aborted batches, the kept marker stands without an entry: read_committed
+    has nothing left to skip.
+    """
+    producer = ["topic", "partition", "markerProducerId"]
+    markers = batches.where("isControl").select(
+        "topic", "partition", F.col("producerId").alias("markerProducerId"), F.col("baseOffset").alias("lastOffset"))
+    previous = F.lag("lastOffset").over(Window.partitionBy(*producer).orderBy("lastOffset"))
+    markers = markers.withColumn("previousMarker", F.coalesce(previous, F.lit(-1)))
+    data = batches.where("isTransactional AND NOT isControl").select(
+        "topic", "partition", F.col("producerId").alias("markerProducerId"), F.col("baseOffset").alias("dataBase"))
+    with_previous = aborts.join(markers, [*producer, "lastOffset"])
+    a, d = with_previous.alias("a"), data.alias("d")
+    remains = [F.col(f"a.{c}") == F.col(f"d.{c}") for c in producer] + [
+        F.col("d.dataBase") > F.col("a.previousMarker"), F.col("d.dataBase") < F.col("a.lastOffset")]
+    return a.join(d, remains, "left_semi").drop("previousMarker")
 
 
 def file_findings(views: Mapping[str, DataFrame], ranges: DataFrame, line_positions: DataFrame) -> DataFrame:

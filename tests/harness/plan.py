@@ -47,7 +47,7 @@ class Plan:
         return self
 
     def do(self, op: str, p: str = "") -> Plan:
-        """init | begin | commit | abort | flush | close."""
+        """init | begin | commit | abort | flush | close | halt (Java only: the JVM stops at once, like a crash)."""
         self.ops.append({"op": op, "p": p})
         return self
 

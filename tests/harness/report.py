@@ -15,7 +15,18 @@ from typing import Any
 
 from tests.harness.broker import KafkaBroker, KafkaDistribution
 from tests.harness.golden import GOLDEN_DIR, golden_path
-from tests.harness.scenarios import BROKER_PROPS, TOPICS, Topic
+from tests.harness.scenarios import (
+    BROKER_PROPS,
+    COMPACTED_TXN_ABORTED,
+    GROUP_CONSUMER_848,
+    KAFKA4_BROKER_PROPS,
+    KAFKA4_TOPICS,
+    SHARE_GROUP,
+    SHARE_GROUP_TOPIC,
+    TOPICS,
+    Topic,
+    topic_config,
+)
 
 XERIAL_MAGIC = bytes.fromhex("82534E4150505900")
 _BATCH = re.compile(
@@ -170,14 +181,16 @@ def _versions(dist: KafkaDistribution) -> dict[str, str]:
             "librdkafka": confluent_kafka.libversion()[0], "java": java}
 
 
-def _topic_section(root: Path, topic: Topic) -> list[str]:
+def _topic_section(root: Path, topic: Topic, kafka_major: str = "3") -> list[str]:
     client = ("Java producer (kafka-clients)" if topic.client == "java" else "librdkafka (confluent-kafka)")
     lines = [f"### `{topic.name}`", "", topic.what, "",
-             f"- topic config: {_kv(topic.config)}; partitions: {topic.partitions}",
+             f"- topic config: {_kv(topic_config(topic, kafka_major))}; partitions: {topic.partitions}",
              f"- client: {client}, producer config: {_kv(topic.producer) or 'defaults'}"]
     for p in range(topic.partitions):
-        pdir = root / "broker" / f"{topic.name}-{p}"
-        lines.append(f"- observed `broker/{pdir.name}`: {partition_summary(root, pdir)}")
+        # a deleted topic's partition dir is <topic>-<partition>.<uuid>-delete until the broker removes it
+        for pdir in sorted((root / "broker").glob(f"{topic.name}-{p}")) + sorted(
+                (root / "broker").glob(f"{topic.name}-{p}.*-delete")):
+            lines.append(f"- observed `broker/{pdir.name}`: {partition_summary(root, pdir)}")
     return lines
 
 
@@ -232,6 +245,9 @@ def render(root: Path, dist: KafkaDistribution, facts: dict[str, Any]) -> str:
         "(`getAbsolutePath` in its error reports) were made relative. Payload bytes are printed by the tool "
         "as UTF-8 text (invalid sequences become U+FFFD) and may contain `\\r` and other control characters: "
         "read golden files as bytes (or `open(newline='')`) and split on `\\n` only.",
+        *(f"- `{o.name}/`: the same runs by Kafka {o.name.removeprefix(GOLDEN_DIR + '-')}'s kafka-dump-log "
+          f"(`{KafkaDistribution(o.name.removeprefix(GOLDEN_DIR + '-')).dump_log_segments}`)."
+          for o in sorted(root.glob(f"{GOLDEN_DIR}-*"))),
         "",
         "## Broker settings (`broker/`)",
         "",
@@ -294,5 +310,97 @@ def render(root: Path, dist: KafkaDistribution, facts: dict[str, Any]) -> str:
     return "\n".join(out) + "\n"
 
 
+def _golden_layout(root: Path, dist: KafkaDistribution, facts: dict[str, Any]) -> list[str]:
+    others = sorted(p.name for p in root.glob(f"{GOLDEN_DIR}-*"))
+    return [
+        f"- `golden/<path>.<mode>.txt`: Kafka {dist.version}'s own `{dist.dump_log_segments}` (kafka-dump-log) "
+        "stdout for every `.log`, `.index`, `.timeindex`, `.txnindex`, `.snapshot` and KRaft `.checkpoint` "
+        f"file ({facts['dump_runs']} runs); "
+        + "".join(f"`{o}/` holds the same runs of Kafka {o.removeprefix(GOLDEN_DIR + '-')}'s tool. " for o in others)
+        + "Modes, stderr files and path rewriting as described in `data/samples/README.md`.",
+    ]
+
+
+def render_kafka4(root: Path, dist: KafkaDistribution, facts: dict[str, Any]) -> str:
+    v = _versions(dist)
+    base = {k: val for k, val in KafkaBroker(dist, KAFKA4_BROKER_PROPS, work_dir=root).properties().items()
+            if k not in ("log.dirs", "listeners", "advertised.listeners", "controller.quorum.voters")}
+    metadata = root / "broker" / "__cluster_metadata-0"
+    snapshots = sorted(p.name for p in metadata.glob("*.checkpoint"))
+    deleted_dirs = sorted(p.name for p in (root / "broker").glob("*-delete"))
+    out = [
+        f"# Sample corpus: real Apache Kafka {v['kafka']} log directories",
+        "",
+        "Regenerate with `make samples` (runs `tests/harness/make_samples.py`, which writes this corpus and the "
+        "3.9.2 one in `data/samples/`; `--kafka 4.4.0` for this one only). Do not edit by hand: everything "
+        f"below is written by the generator. Last run {dt.date.today().isoformat()}, {facts['seconds']} s.",
+        "",
+        "## Versions",
+        "",
+        f"- Broker (single-node KRaft), Java producer and consumers, and kafka-dump-log: Apache Kafka "
+        f"{v['kafka']} JARs from Maven Central (`kafka_2.13`, `kafka-clients`, `kafka-storage`, `kafka-server`, "
+        "`kafka-tools`; `log4j-slf4j-impl` 2.25.5). kafka-tools 4.4.0's POM names `jetty-ee10-servlets` "
+        "12.0.39, which Maven Central does not serve; the harness excludes that group (the dump tool never "
+        "loads it).",
+        f"- librdkafka {v['librdkafka']} through confluent-kafka {v['confluent_kafka']} (Python).",
+        f"- JVM: {v['java']}.",
+        "",
+        "## Layout",
+        "",
+        "- `broker/`: the log dir after a clean shutdown, as the broker left it (also `__share_group_state-0`, "
+        "KRaft snapshots, a deleted topic's `-delete` dir and `*.deleted` files the cleaner replaced).",
+        "- `live-copy/`: `live-copy-0` and the offset checkpoints copied while the broker ran (before the "
+        "restart).",
+        "- No `legacy/`: 4.x brokers and clients no longer write message format v0/v1 (KIP-724); the 3.9.2 "
+        "corpus has those.",
+        *_golden_layout(root, dist, facts),
+        "",
+        "## Broker settings (`broker/`)",
+        "",
+        f"Everything else is the {v['kafka']} default. The broker was stopped cleanly and started again on the "
+        "same log dir halfway (after cleaner round 1 and the live copy).",
+        "",
+        "```properties",
+        *(f"{k}={val}" for k, val in base.items()),
+        "```",
+        "",
+        "## Scenarios (topics in `broker/`)",
+        "",
+        "The 3.9.2 corpus's scenarios, written by the same plans (`tests/harness/scenarios.py`). Topic configs "
+        "with `segment.bytes` below 1 MiB, which 4.x refuses (KIP-1030), use `internal.segment.bytes` instead.",
+        "",
+    ]
+    for topic in TOPICS + KAFKA4_TOPICS:
+        out += _topic_section(root, topic, dist.major)
+        if topic.name == "compacted-txn":
+            out.append(f"- aborted transactions: {', '.join(f'#{n}' for n in COMPACTED_TXN_ABORTED)}; cleaner-offset-"
+                       f"checkpoint reached {facts['txn_cleaner_round1']} after round 1 and "
+                       f"{facts['txn_cleaner_round2']} after round 2; {facts['passes compacted-txn']} cleaning "
+                       "pass(es) in the broker log.")
+        if topic.name == "compacted-cleaned":
+            out.append(f"- cleaner: {facts['passes compacted-cleaned']} cleaning pass(es); cleaner-offset-"
+                       f"checkpoint reached {facts['cleaner_round1']} after round 1 and {facts['cleaner_round2']} "
+                       "after round 2.")
+        out.append("")
+    out += ["### Internal topics", "",
+            f"`__consumer_offsets`: the classic group `samples-group` (librdkafka, {facts['consumed']} records), "
+            f"the consumer-protocol group `{GROUP_CONSUMER_848}` (KIP-848, Java `group.protocol=consumer`, "
+            f"{facts['consumed_848']} records from the same topics) and the share group `{SHARE_GROUP}` "
+            f"(KIP-932, Java `KafkaShareConsumer` on `{SHARE_GROUP_TOPIC}`, {facts['consumed_share']} records "
+            "acknowledged; its group config `share.auto.offset.reset=earliest` set with the Admin client). "
+            "`__share_group_state` holds that share group's state. `__transaction_state` holds the transactional "
+            "ids, one of them (`samples-txn-open`) still in an open transaction.", ""]
+    for name in ("__consumer_offsets-0", "__share_group_state-0", "__transaction_state-0", "__cluster_metadata-0"):
+        if (root / "broker" / name).exists():
+            out.append(f"- `broker/{name}`: {partition_summary(root, root / 'broker' / name)}")
+    out += ["", f"KRaft snapshots in `__cluster_metadata-0` ({len(snapshots)}): "
+            + ", ".join(f"`{n}`" for n in snapshots) + ".",
+            "", f"Deleted-topic dirs: {', '.join(f'`{d}`' for d in deleted_dirs) or 'none'}."]
+    out += ["", "## Non-empty stderr in the golden output", ""]
+    out += [f"- {n}" for n in _golden_notes(root)] or ["- none"]
+    return "\n".join(out) + "\n"
+
+
 def write_readme(root: Path, dist: KafkaDistribution, facts: dict[str, Any]) -> None:
-    (root / "README.md").write_text(render(root, dist, facts), encoding="utf-8")
+    text = render(root, dist, facts) if dist.major == "3" else render_kafka4(root, dist, facts)
+    (root / "README.md").write_text(text, encoding="utf-8")

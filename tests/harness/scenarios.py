@@ -263,3 +263,91 @@ def librdkafka_plan() -> Plan:
 
 CONSUMER_GROUP = "samples-group"
 CONSUMED_TOPICS = ("tutorial-segments", "hello-round-robin")
+
+
+# ---- The Kafka 4.x corpus (data/samples-kafka4): every scenario above, plus what only 4.x brokers do. ----
+
+KAFKA4_BROKER_PROPS: dict[str, Any] = {
+    **BROKER_PROPS,
+    # __share_group_state (KIP-932) on a single node, in one partition like the other internal topics.
+    "share.coordinator.state.topic.num.partitions": 1,
+    "share.coordinator.state.topic.replication.factor": 1,
+    "share.coordinator.state.topic.min.isr": 1,
+    # A KRaft snapshot (`__cluster_metadata-0/*.checkpoint`) whenever the metadata changed in the last 10 s
+    # (default one hour), so the corpus has several.
+    "metadata.log.max.snapshot.interval.ms": 10000,
+}
+# 4.x refuses segment.bytes below 1 MiB (KIP-1030); the topic config internal.segment.bytes takes over.
+KAFKA4_MIN_SEGMENT_BYTES = 1024 * 1024
+
+
+def topic_config(topic: Topic, kafka_major: str) -> dict[str, Any]:
+    """The topic's config as the broker of that major version takes it."""
+    small = topic.config.get("segment.bytes", KAFKA4_MIN_SEGMENT_BYTES)
+    if kafka_major == "3" or small >= KAFKA4_MIN_SEGMENT_BYTES:
+        return dict(topic.config)
+    out = {k: v for k, v in topic.config.items() if k != "segment.bytes"}
+    return {**out, "internal.segment.bytes": small}
+
+
+COMPACTED_TXN_ABORTED = (1, 3, 4, 8)
+KAFKA4_TOPICS: list[Topic] = [
+    Topic("compacted-txn", {"cleanup.policy": "compact", "segment.bytes": 1024, "min.cleanable.dirty.ratio": 0.01},
+          JAVA,
+          "Round 1: 6 transactions of 5 records over keys ck-0..ck-4 (transactional.id samples-compacted-txn; "
+          "#1, #3, #4 aborted); wait for the cleaner (it removes the aborted batches, keeps the markers); "
+          "round 2: 4 more (#8 aborted); wait for the cleaner again (it recopies the ABORT markers whose "
+          "data is gone, without `.txnindex` entries: nothing is left for read_committed to skip).",
+          producer=_java(**{"linger.ms": 5, "transactional.id": "samples-compacted-txn"})),
+    Topic("txn-open", {"segment.bytes": 1024}, JAVA,
+          "One committed transaction of 5 records, then a second one of 5 records flushed but never ended: "
+          "the producer's JVM halts (a crash). transaction.timeout.ms=900000 keeps it open past the "
+          "shutdown, so the partition's last stable offset stays at the open transaction's first offset.",
+          producer=_java(**{"linger.ms": 5, "transactional.id": "samples-txn-open",
+                            "transaction.timeout.ms": 900000})),
+    Topic("deleted-topic", {"segment.bytes": 1024}, JAVA,
+          "40 records in batches of 5, then the topic is deleted: the broker renames the partition dir to "
+          "`deleted-topic-0.<uuid>-delete` and removes it only after file.delete.delay.ms (60 s), after the "
+          "shutdown.",
+          producer=_java(**{"linger.ms": 5})),
+]
+KAFKA4_TOPIC = {t.name: t for t in KAFKA4_TOPICS}
+GROUP_CONSUMER_848 = "samples-group-consumer"  # group.protocol=consumer (KIP-848)
+SHARE_GROUP = "samples-share-group"  # KIP-932
+SHARE_GROUP_TOPIC = "hello-round-robin"
+
+
+def compacted_txn_plan(round_no: int) -> Plan:
+    t = KAFKA4_TOPIC["compacted-txn"]
+    plan = Plan().open("ctx", t.producer).do("init", "ctx")
+    for n in range(0, 6) if round_no == 1 else range(6, 10):
+        plan.do("begin", "ctx")
+        for j in range(5):
+            plan.send("ctx", t.name, json.dumps({"txn": n, "record": j}).encode(), f"ck-{j}".encode())
+        plan.do("flush", "ctx")
+        plan.do("abort" if n in COMPACTED_TXN_ABORTED else "commit", "ctx")
+    return plan.do("close", "ctx")
+
+
+def deleted_topic_plan() -> Plan:
+    t = KAFKA4_TOPIC["deleted-topic"]
+    plan = Plan().open(t.name, t.producer)
+    for i in range(40):
+        plan.send(t.name, t.name, f"soon deleted {i}".encode(), f"d{i % 4}".encode())
+        if i % 5 == 4:
+            plan.do("flush", t.name)
+    return plan.do("close", t.name)
+
+
+def open_txn_plan() -> Plan:
+    """Ends with `halt`: run it last in its own JVM."""
+    t = KAFKA4_TOPIC["txn-open"]
+    plan = Plan().open("open", t.producer).do("init", "open")
+    for n, end in ((0, "commit"), (1, None)):
+        plan.do("begin", "open")
+        for j in range(5):
+            plan.send("open", t.name, f"txn {n} record {j}".encode(), f"o{j}".encode())
+        plan.do("flush", "open")
+        if end:
+            plan.do(end, "open")
+    return plan.do("halt")

@@ -5,7 +5,9 @@
  *
  * Ops: {"op":"open","p":name,"props":{...}}, {"op":"init"|"begin"|"commit"|"abort"|"flush"|"close","p":name},
  * {"op":"send","p":name,"topic":t,"partition":n|null,"timestamp":ms|null,"key":b64|null,"value":b64|null,
- *  "headers":[[key, b64|null], ...],"sync":bool}, {"op":"sleep","ms":n}.
+ *  "headers":[[key, b64|null], ...],"sync":bool}, {"op":"sleep","ms":n},
+ * {"op":"halt"}: print the acknowledged sends and stop the JVM at once (Runtime.halt), as a crashed producer
+ *  would: no close, no commit or abort of an open transaction.
  * Prints one line per acknowledged send: "<topic> <partition> <offset>". Exits 1 if any send failed.
  */
 
@@ -68,6 +70,12 @@ public class ProducePlan {
                 case "flush": p.flush(); break;
                 case "close": p.close(); producers.remove(name); break;
                 case "sleep": Thread.sleep(op.get("ms").asLong()); break;
+                case "halt": {
+                    acked.forEach(System.out::println);
+                    System.out.flush();
+                    Runtime.getRuntime().halt(failures.isEmpty() ? 0 : 1);
+                    break;
+                }
                 case "send": {
                     List<Header> headers = new ArrayList<>();
                     for (JsonNode h : op.path("headers")) headers.add(new RecordHeader(h.get(0).asText(), bytes(h.get(1))));
