@@ -17,11 +17,11 @@ import java.io.OutputStream;
 import java.io.PrintStream;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
+import java.lang.reflect.Proxy;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
-import org.apache.kafka.common.utils.Exit;
 
 public class DumpMany {
     /** Forwards to a replaceable target; installed before Scala's Console captures System.out. */
@@ -42,12 +42,33 @@ public class DumpMany {
         }
     }
 
+    /** Make Kafka's Exit.exit throw instead of ending the JVM. The class moved in 4.x (utils.internals). */
+    static void noExit() throws Exception {
+        for (String name : new String[] {"org.apache.kafka.common.utils.Exit",
+                                         "org.apache.kafka.common.utils.internals.Exit"}) {
+            Class<?> exit;
+            try {
+                exit = Class.forName(name);
+            } catch (ClassNotFoundException e) {
+                continue;
+            }
+            Class<?> procedure = Class.forName(name + "$Procedure");
+            Object thrower = Proxy.newProxyInstance(procedure.getClassLoader(), new Class<?>[] {procedure},
+                (proxy, method, a) -> {
+                    throw new IllegalStateException("Exit.exit(" + a[0] + "): " + a[1]);
+                });
+            exit.getMethod("setExitProcedure", procedure).invoke(null, thrower);
+            return;
+        }
+        throw new ClassNotFoundException("Kafka's Exit class");
+    }
+
     public static void main(String[] args) throws Exception {
         Switch out = new Switch(), err = new Switch();
         PrintStream realErr = System.err;
         System.setOut(new PrintStream(out, true, StandardCharsets.UTF_8));
         System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
-        Exit.setExitProcedure((code, msg) -> { throw new IllegalStateException("Exit.exit(" + code + "): " + msg); });
+        noExit();
 
         String tool = args[0];
         Method toolMain = Class.forName(tool).getMethod("main", String[].class);
