@@ -1,32 +1,37 @@
-"""`kafkalog dump`: what kafka-dump-log prints for the given files, or JSON Lines."""
+"""`kafkalog dump`: what kafka-dump-log (of the chosen Kafka version) prints for the given files, or JSON Lines."""
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
-from ..dump import DumpOptions, dump_log_file, dump_other_file
-from ..findings import Finding
-from .inputs import check_paths
+from ..dump import DumpOptions, run_dump
+from .inputs import UsageError, add_kafka_version, check_paths
 from .runtime import usage_errors
+
+INT_MAX = 2**31 - 1  # dump-log's --max-bytes and --max-message-size are Java ints
+
+
+def _java_int(flag: str, text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise UsageError(f"{flag} {text!r}: expected a whole number of bytes") from None
+    if not 0 <= value <= INT_MAX:
+        raise UsageError(f"{flag} {value}: expected 0 to {INT_MAX}")
+    return value
 
 
 @usage_errors("kafkalog dump")
 def run(args: argparse.Namespace) -> int:
     check_paths(args.files, "FILE")  # all of them before the first line: no half dump, then an error
-    opts = DumpOptions(args.deep_iteration, args.print_data_log, args.json)
-    findings: list[Finding] = []
-    for name in args.files:
-        if not args.json:
-            print(f"Dumping {name}")
-        lines = dump_log_file(name, opts, findings) if name.endswith(".log") else dump_other_file(name, opts, findings)
-        for line in lines:
-            print(line)
-    for f in findings:
-        if f.kind != "truncated_tail":  # dump-log prints that one on stdout, and so did we
-            print(json.dumps({"kind": "finding"} | f.as_dict()) if args.json else str(f), file=sys.stderr)
-    return 0
+    opts = DumpOptions(
+        deep_iteration=args.deep_iteration, print_data_log=args.print_data_log, as_json=args.json,
+        kafka_version=args.kafka_version, skip_record_metadata=args.skip_record_metadata,
+        max_bytes=_java_int("--max-bytes", args.max_bytes),
+        max_message_size=_java_int("--max-message-size", args.max_message_size),
+        verify_index_only=args.verify_index_only, index_sanity_check=args.index_sanity_check)
+    return run_dump(args.files, opts, print, lambda line: print(line, file=sys.stderr))
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -34,5 +39,16 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("files", nargs="+", metavar="FILE")
     p.add_argument("--deep-iteration", action="store_true", help="print every record, not only batches")
     p.add_argument("--print-data-log", action="store_true", help="print keys and values (implies deep)")
+    p.add_argument("--skip-record-metadata", action="store_true",
+                   help="print only keys and values of records (control records become empty lines)")
+    p.add_argument("--max-bytes", default=str(INT_MAX), metavar="N",
+                   help="read only the first N bytes of each .log/.checkpoint (no trailing-bytes line then)")
+    p.add_argument("--max-message-size", default=str(5 * 1024 * 1024), metavar="N",
+                   help="largest batch an .index entry may point at (default 5242880)")
+    p.add_argument("--verify-index-only", action="store_true",
+                   help="check .index/.timeindex entries against the .log without printing them")
+    p.add_argument("--index-sanity-check", action="store_true",
+                   help="run the broker's startup sanity check on .index/.timeindex files")
     p.add_argument("--json", action="store_true", help="JSON Lines: one object per batch and per record")
+    add_kafka_version(p)
     p.set_defaults(func=run)

@@ -1,17 +1,130 @@
-"""`kafkalog dump` for the files next to `.log`: offset and time indexes, transaction indexes and
-producer snapshots, as kafka-dump-log prints them (text) or one JSON object per entry."""
+"""`kafkalog dump` for the files next to `.log`: offset and time indexes (with the tool's checks against
+the `.log`, --verify-index-only and --index-sanity-check), transaction indexes and producer snapshots,
+as kafka-dump-log prints them (text) or one JSON object per entry."""
 
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 
 from ..findings import Finding, Severity
+from ..kafka_versions import KafkaVersion
 from ..log.offset_index import OffsetIndex
 from ..log.producer_snapshot import ProducerStateSnapshot
-from ..log.time_index import TimeIndex
+from ..log.time_index import NO_TIMESTAMP, TimeIndex
 from ..log.transaction_index import TransactionIndex
-from .log_file import DumpOptions
+from .log_file import DumpOptions, java_long
+from .log_walk import INT_MAX, LogWalk
+from .tool_errors import ToolCrash, ToolErrors
+
+CORRUPT_INDEX = "org.apache.kafka.storage.internals.log.CorruptIndexException"
+
+
+def _sibling(absolute_path: str, suffix: str) -> str:
+    """new File(file.getAbsoluteFile().getParent(), <name up to the first dot> + suffix)"""
+    parent, name = os.path.split(absolute_path)
+    return os.path.join(parent, name.split(".")[0] + suffix)
+
+
+def _offset_sanity(index: OffsetIndex, absolute_path: str) -> None:
+    """OffsetIndex.sanityCheck (storage/.../internals/log/OffsetIndex.java), raising as it does."""
+    if index.slot_count and index.last_slot_offset is not None and index.last_slot_offset < index.base_offset:
+        raise ToolCrash(CORRUPT_INDEX, f"Corrupt index found, index file {absolute_path} has non-zero size but the "
+                        f"last offset is {index.last_slot_offset} which is less than the base offset "
+                        f"{index.base_offset}")
+    if index.length % 8:
+        raise ToolCrash(CORRUPT_INDEX, f"Index file {absolute_path} is corrupt, found {index.length} bytes which is "
+                        "neither positive nor a multiple of 8")
+
+
+def _time_sanity(index: TimeIndex, absolute_path: str) -> None:
+    """TimeIndex.sanityCheck: the last RAW slot against the first slot and the base offset."""
+    first, last = index.first_slot, index.last_slot
+    if first is not None and last is not None:
+        if last.timestamp < first.timestamp:
+            raise ToolCrash(CORRUPT_INDEX, f"Corrupt time index found, time index file ({absolute_path}) has non-zero "
+                            f"size but the last timestamp is {last.timestamp} which is less than the first timestamp "
+                            f"{first.timestamp}")
+        if last.offset < index.base_offset:
+            raise ToolCrash(CORRUPT_INDEX, f"Corrupt time index found, time index file ({absolute_path}) has non-zero "
+                            f"size but the last offset is {last.offset} which is less than the first offset "
+                            f"{index.base_offset}")
+    if index.length % 12:
+        raise ToolCrash(CORRUPT_INDEX, f"Time index file {absolute_path} is corrupt, found {index.length} bytes which "
+                        "is neither positive nor a multiple of 12")
+
+
+def dump_index(path: str, absolute_path: str, opts: DumpOptions, errors: ToolErrors) -> Iterator[str]:
+    """DumpLogSegments.dumpIndex: each entry printed (unless --verify-index-only) and checked against
+    the last offset of the batch at its position in the `.log` (a mismatch goes to stderr later)."""
+    base = java_long(os.path.basename(path).split(".")[0])
+    log = LogWalk(_sibling(absolute_path, ".log"))
+    index = OffsetIndex.read(path, base_offset=base)
+    if index.slot_count == 0:
+        yield f"{path} is empty."
+        return
+    if opts.index_sanity_check:
+        _offset_sanity(index, absolute_path)
+        yield f"{path} passed sanity check."
+        return
+    for offset, position in zip(index.offsets.tolist(), index.positions.tolist(), strict=True):
+        first = next(log.batches_from(position, opts.max_message_size), None)
+        if first is None:  # slice.batches().iterator().next() on no batch
+            raise ToolCrash("java.util.NoSuchElementException")
+        if first.last_offset != offset:
+            errors.add(errors.index_mismatches, absolute_path, (offset, first.last_offset))
+        if not opts.verify_index_only:
+            yield f"offset: {offset} position: {position}"
+
+
+def dump_time_index(path: str, absolute_path: str, opts: DumpOptions, errors: ToolErrors) -> Iterator[str]:
+    """DumpLogSegments.dumpTimeIndex: each entry printed (unless --verify-index-only) and checked: the
+    batch ending at its offset must exist (found through the offset index) and hold that max timestamp,
+    and timestamps must increase."""
+    base = java_long(os.path.basename(path).split(".")[0])
+    log = LogWalk(_sibling(absolute_path, ".log"))
+    offsets = OffsetIndex.read(_sibling(absolute_path, ".index"), base_offset=base)
+    index = TimeIndex.read(path, base_offset=base)
+    if opts.index_sanity_check:
+        _time_sanity(index, absolute_path)
+        yield f"{path} passed sanity check."
+        return
+    prev = NO_TIMESTAMP
+    for ts, offset in zip(index.dump_timestamps.tolist(), index.dump_offsets.tolist(), strict=True):
+        start = offsets.lookup(offset).position
+        batch = next((b for b in log.batches_from(start, INT_MAX) if b.last_offset >= offset), None)
+        if batch is None:
+            errors.add(errors.time_not_found, absolute_path, (offset, -1))
+        elif batch.last_offset != offset:
+            errors.add(errors.time_not_found, absolute_path, (offset, batch.last_offset))
+        else:
+            max_ts = max(NO_TIMESTAMP, log.max_record_timestamp(batch))
+            if max_ts != ts:
+                errors.add(errors.time_mismatches, absolute_path, (ts, max_ts))
+            if prev >= ts:
+                errors.add(errors.time_out_of_order, absolute_path, (ts, prev))
+        if not opts.verify_index_only:
+            yield f"timestamp: {ts} offset: {offset}"
+        prev = ts
+
+
+def txn_index_lines(index: TransactionIndex, version: KafkaVersion) -> list[str]:
+    """4.x reads entries as the AbortedTxn message, which has no version field: it prints `version: 0`
+    for every entry that it reads."""
+    lines = index.dump_lines()
+    if version == KafkaVersion.V4:
+        lines = ["version: 0 " + line.split(" ", 2)[2] for line in lines]
+    return lines
+
+
+def snapshot_lines(snapshot: ProducerStateSnapshot, version: KafkaVersion) -> list[str]:
+    """3.9 ends `lastTimestamp: T ` with a space and adds the batch part after it; 4.x puts the space
+    before the batch part, so a producer without batch metadata ends its line without one."""
+    lines = snapshot.dump_lines()
+    if version == KafkaVersion.V4:
+        lines = [line.removesuffix(" ") for line in lines]
+    return lines
 
 
 def _index_json(index: OffsetIndex) -> Iterator[dict]:
@@ -46,15 +159,22 @@ READERS = {
 }
 
 
-def dump_other_file(path: str, opts: DumpOptions, findings: list[Finding]) -> Iterator[str]:
+def dump_other_file(path: str, opts: DumpOptions, findings: list[Finding], errors: ToolErrors | None = None,
+                    absolute_path: str | None = None) -> Iterator[str]:
+    """One `.index`, `.timeindex`, `.txnindex` or `.snapshot` file (the suffix is checked by the caller)."""
+    errors = ToolErrors(opts.kafka_version) if errors is None else errors
+    absolute_path = absolute_path or os.path.join(os.getcwd(), path)
     suffix = "." + path.rsplit(".", 1)[-1]
-    if suffix not in READERS:
-        findings.append(Finding(path, -1, "unknown_file", f"Ignoring unknown file {path}", Severity.WARNING))
-        return
     reader, as_json = READERS[suffix]
     parsed = reader.read(path)
     findings.extend(f for f in parsed.findings if f.severity != Severity.INFO)
     if opts.as_json:
         yield from (json.dumps(d) for d in as_json(parsed))
+    elif suffix == ".index":
+        yield from dump_index(path, absolute_path, opts, errors)
+    elif suffix == ".timeindex":
+        yield from dump_time_index(path, absolute_path, opts, errors)
+    elif suffix == ".txnindex":
+        yield from txn_index_lines(parsed, opts.kafka_version)
     else:
-        yield from parsed.dump_lines()
+        yield from snapshot_lines(parsed, opts.kafka_version)

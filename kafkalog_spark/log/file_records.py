@@ -85,8 +85,11 @@ class FileRecords:
     """
 
     def __init__(self, path: str, filesystem: pafs.FileSystem | None = None, *,
-                 chunk_bytes: int = DEFAULT_CHUNK_BYTES, max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES):
+                 chunk_bytes: int = DEFAULT_CHUNK_BYTES, max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES,
+                 limit: int | None = None):
         self.path = path
+        # Kafka's FileRecords.slice(0, limit): the file seen as its first `limit` bytes (dump-log --max-bytes)
+        self.limit = limit
         self.filesystem = filesystem
         self.chunk_bytes = chunk_bytes
         self.max_batch_bytes = max_batch_bytes
@@ -100,7 +103,7 @@ class FileRecords:
         chunk's bytes any more, so a chunk stays valid as long as it is referenced.
         """
         with open_read(self.path, self.filesystem) as f:
-            size = f.size()
+            size = f.size() if self.limit is None else min(f.size(), self.limit)
             end = size if end is None else min(end, size)
             pos = start
             self.valid_bytes = 0
