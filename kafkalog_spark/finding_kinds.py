@@ -107,6 +107,8 @@ _TABLE: list[tuple[str, Severity, str, str]] = [
     ("checkpoint_empty", I, "checkpoint", "an empty file or one without a count line: Kafka reads no entries"),
     ("checkpoint_bad_version", E, "checkpoint", "an unknown version line"),
     ("checkpoint_count_mismatch", E, "checkpoint", "the count line does not match the entry lines"),
+    ("quorum_state_malformed", E, "quorum-state", "the KRaft `quorum-state` file is not the JSON object "
+     "FileQuorumStateStore writes (leaderId, leaderEpoch, votedId, data_version)"),
     ("checkpoint_malformed", E, "checkpoint", "a line that is not a valid entry (Kafka fails the log dir)"),
     ("checkpoint_duplicate_entry", W, "checkpoint", "a topic-partition listed twice: the later line wins"),
     ("leader_epoch_not_monotonic", W, "leader-epoch-checkpoint", "epochs or start offsets that do not increase"),
@@ -128,8 +130,8 @@ _TABLE: list[tuple[str, Severity, str, str]] = [
     ("segment_log_missing", W, "validate", "index entries for a segment without a `.log` (the broker deletes such "
      "files on load)"),
     ("index_file_missing", W, "validate", "a live `.log` without its `.index` or `.timeindex` (rebuilt on load)"),
-    ("stray_temp_file", W, "validate", "a `.deleted`, `.cleaned` or `.swap` segment file: an unfinished delete, "
-     "clean or swap"),
+    ("stray_temp_file", W, "validate", "a `.deleted`, `.cleaned` or `.swap` segment file, or a `.checkpoint.part` / "
+     "`.checkpoint.deleted` KRaft snapshot: an unfinished delete, clean, swap or snapshot write"),
     ("partition_in_several_dirs", W, "validate", "the same topic-partition read from several directories at once: "
      "not checked; validate each log dir on its own"),
     ("timeindex_last_not_max_timestamp", E, "validate", "a closed segment's last time index entry differs from its "

@@ -35,6 +35,14 @@ _LOCATION = [
     StructField("position", LongType()),  # byte position of the batch in that .log file
 ]
 
+# Rows read from a KRaft snapshot (`__cluster_metadata-0/<end offset>-<epoch>.checkpoint`) instead of a segment:
+# the snapshot's id (it holds the metadata state up to, not including, that offset). Null on segment rows,
+# whose segmentBaseOffset is null on snapshot rows.
+_SNAPSHOT = [
+    StructField("snapshotEndOffset", LongType()),
+    StructField("snapshotEpoch", IntegerType()),
+]
+
 BATCHES = StructType(
     _LOCATION
     + [
@@ -59,6 +67,7 @@ BATCHES = StructType(
         StructField("baseSequence", IntegerType()),
         StructField("lastSequence", IntegerType()),
     ]
+    + _SNAPSHOT
 )
 
 HEADER = StructType([StructField("key", StringType()), StructField("value", BinaryType())])
@@ -88,6 +97,7 @@ RECORDS = StructType(
         StructField("isValid", BooleanType()),  # the batch's (or legacy message's) CRC check
         StructField("crc", LongType()),  # the batch's CRC (v2), or the legacy message's own
     ]
+    + _SNAPSHOT
 )
 
 
@@ -131,7 +141,9 @@ SEGMENTS = StructType(
         StructField("topic", StringType()),
         StructField("partition", IntegerType()),
         StructField("baseOffset", LongType()),
-        StructField("status", StringType()),  # live, or deleted/cleaned/swap for unfinished operations
+        # live, or deleted/cleaned/swap for unfinished operations; a KRaft snapshot file is "snapshot", or
+        # "partial" (`.checkpoint.part`) / "deleted" (`.checkpoint.deleted`), with baseOffset null
+        StructField("status", StringType()),
         StructField("isActive", BooleanType()),
         StructField("nextBaseOffset", LongType()),  # null for the active segment
         StructField("logFile", StringType()),
@@ -146,6 +158,7 @@ SEGMENTS = StructType(
         StructField("lastIndexedOffset", LongType()),
         StructField("maxIndexedTimestamp", LongType()),  # last time index entry: the segment's largest
     ]
+    + _SNAPSHOT
 )
 
 INDEX = StructType(
@@ -170,7 +183,7 @@ PARTITION_FILES = StructType(
         StructField("fileType", StringType()),
         StructField("entry", IntegerType()),
         StructField("offset", LongType()),  # checkpoint offsets; snapshot offset from its name
-        StructField("epoch", IntegerType()),  # leader epoch
+        StructField("epoch", IntegerType()),  # leader epoch (leader-epoch-checkpoint, quorum-state)
         StructField("startOffset", LongType()),
         StructField("producerId", LongType()),
         StructField("producerEpoch", ShortType()),
@@ -183,5 +196,7 @@ PARTITION_FILES = StructType(
         StructField("firstOffset", LongType()),
         StructField("lastStableOffset", LongType()),
         StructField("topicId", StringType()),
+        StructField("leaderId", IntegerType()),  # quorum-state: the KRaft leader (-1: none known)
+        StructField("votedId", IntegerType()),  # quorum-state: the candidate voted for in that epoch (-1: none)
     ]
 )

@@ -62,7 +62,7 @@ def log_dir_stats(partition_stats: DataFrame, segments: DataFrame) -> DataFrame:
     """One row per log dir (the parent of the partition dirs)."""
     files = segments.where("problem is null").withColumn(
         "logDir", F.regexp_extract("logFile", r"^(.*)/[^/]+/[^/]+$", 1))
-    stray = files.where("status != 'live'").groupBy("logDir").agg(F.count("*").alias("strayLogFiles"))
+    stray = files.where("status NOT IN ('live', 'snapshot')").groupBy("logDir").agg(F.count("*").alias("strayLogFiles"))
     dirs = files.where("status = 'live'").select("topic", "partition", "logDir").distinct()
     per_dir = (partition_stats.join(dirs, ["topic", "partition"])
                .groupBy("logDir").agg(

@@ -30,7 +30,8 @@ Checks (name: severity: what it compares):
   largest timestamp, for retention by time).
 - ``index_file_missing``: warning: a live ``.log`` without its ``.index`` or ``.timeindex`` (rebuilt on load).
 - ``stray_temp_file``: warning: a ``.deleted``/``.cleaned``/``.swap`` segment file (an unfinished delete,
-  clean or swap; the broker finishes or discards it at startup).
+  clean or swap; the broker finishes or discards it at startup), or a KRaft snapshot's ``.checkpoint.part`` /
+  ``.checkpoint.deleted`` (the controller deletes both when it loads the metadata log).
 """
 
 from __future__ import annotations
@@ -186,11 +187,18 @@ _TEMP_DETAIL = {
     "cleaned": "cleaner output never swapped in: the broker deletes it at startup",
     "swap": "a segment swap was interrupted: the broker completes it at startup (renames it live)",
 }
+# KRaft snapshots (KafkaMetadataLog deletes both kinds when it loads the metadata log)
+_SNAPSHOT_DETAIL = {
+    "deleted": "a KRaft snapshot marked for deletion (.checkpoint.deleted): the controller removes it",
+    "partial": "a KRaft snapshot never finished (.checkpoint.part): the controller deletes it at startup",
+}
 
 
 def stray_findings(views: Mapping[str, DataFrame]) -> DataFrame:
-    temp = ok(views["segments"]).where("status != 'live'")
-    detail = F.coalesce(*[F.when(F.col("status") == k, F.lit(v)) for k, v in _TEMP_DETAIL.items()])
+    temp = ok(views["segments"]).where("status NOT IN ('live', 'snapshot')")
+    is_snapshot = F.col("snapshotEndOffset").isNotNull()
+    detail = F.coalesce(*[F.when(is_snapshot & (F.col("status") == k), F.lit(v)) for k, v in _SNAPSHOT_DETAIL.items()],
+                        *[F.when(F.col("status") == k, F.lit(v)) for k, v in _TEMP_DETAIL.items()])
     return temp.select(*finding("warning", "stray_temp_file", file=F.col("logFile"), base_offset=F.col("baseOffset"),
                                 found=text(F.col("logSize"), " bytes"), detail=detail))
 

@@ -48,7 +48,9 @@ class SegmentContext:
     file: str
     topic: str
     partition: int
-    segment_base_offset: int
+    segment_base_offset: int | None
+    snapshot_end_offset: int | None = None  # set when the file is a KRaft snapshot rather than a segment
+    snapshot_epoch: int | None = None
 
 
 def increment_sequence(sequence: np.ndarray, delta: np.ndarray) -> np.ndarray:
@@ -228,9 +230,17 @@ def _legacy_columns(messages: list[LegacyMessage], base: int) -> dict:
     }
 
 
+def location_columns(ctx: SegmentContext, n: int) -> dict[str, pa.Array]:
+    """The columns saying which file every row of a view comes from (constant over a chunk)."""
+    return {
+        "topic": arrow.constant(ctx.topic, n, pa.string()),
+        "partition": arrow.constant(ctx.partition, n, pa.int32()),
+        "segmentBaseOffset": arrow.constant(ctx.segment_base_offset, n, pa.int64()),
+        "snapshotEndOffset": arrow.constant(ctx.snapshot_end_offset, n, pa.int64()),
+        "snapshotEpoch": arrow.constant(ctx.snapshot_epoch, n, pa.int32()),
+    }
+
+
 def stamp(columns: dict, n: int, ctx: SegmentContext, schema: pa.Schema) -> pa.RecordBatch:
-    """Add the location columns every view starts with and build the batch with ``schema``."""
-    columns["topic"] = arrow.constant(ctx.topic, n, pa.string())
-    columns["partition"] = arrow.constant(ctx.partition, n, pa.int32())
-    columns["segmentBaseOffset"] = arrow.constant(ctx.segment_base_offset, n, pa.int64())
-    return arrow.record_batch(columns, schema)
+    """Add the location columns and build the batch with ``schema``."""
+    return arrow.record_batch(columns | location_columns(ctx, n), schema)

@@ -24,6 +24,7 @@ from .batches import (
     TIMESTAMP_TYPES,
     SegmentContext,
     V2Headers,
+    location_columns,
     parse_legacy,
     report_crc,
     split_entries,
@@ -378,10 +379,7 @@ def _decode(chunk, h: V2Headers, data: np.ndarray, r_start: np.ndarray, r_end: n
     entries = pa.StructArray.from_arrays([header_keys, binary(pa.binary(), nh, "hv", hv_bytes, hv_nulls)],
                                          fields=list(headers_type.value_type))
     is_control = h.is_control
-    columns = {
-        "topic": arrow.constant(ctx.topic, n, pa.string()),
-        "partition": arrow.constant(ctx.partition, n, pa.int32()),
-        "segmentBaseOffset": arrow.constant(ctx.segment_base_offset, n, pa.int64()),
+    columns = location_columns(ctx, n) | {
         "position": fixed(pa.int64(), "position"),
         "offset": fixed(pa.int64(), "offset"),
         "timestamp": pa.Array.from_buffers(schema.field("timestamp").type, n,
@@ -449,8 +447,7 @@ def _control_columns(is_control: np.ndarray, keys: pa.Array, values: pa.Array) -
 
 def _legacy_records(wrappers: list[LegacyMessage], base: int, ctx: SegmentContext, findings: list[Finding],
                     max_decompressed: int) -> pa.RecordBatch:
-    rows: dict[str, list] = {f.name: [] for f in view_schema("records") if f.name not in ("topic", "partition",
-                                                                                          "segmentBaseOffset")}
+    rows: dict[str, list] = {f.name: [] for f in view_schema("records") if f.name not in location_columns(ctx, 0)}
     for w in wrappers:
         try:
             inner = deep_messages(w, max_decompressed)

@@ -4,8 +4,9 @@ A log dir holds one directory per partition (``<topic>-<partition>``; the topic 
 the last ``-``), plus checkpoint files. A partition dir holds segments named by their 20-digit base
 offset (``.log``, ``.index``, ``.timeindex``, ``.txnindex``), producer ``.snapshot`` files and a few
 metadata files. Files with ``.deleted``/``.cleaned``/``.swap`` suffixes belong to a delete, clean or
-swap in progress: they are listed, never mistaken for live segments. Only directory listings and
-file sizes are read here.
+swap in progress: they are listed, never mistaken for live segments. The KRaft metadata log
+(``__cluster_metadata-0``) also holds snapshots, ``<end offset>-<epoch>.checkpoint`` (see
+:class:`KRaftSnapshot`), and ``quorum-state``. Only directory listings and file sizes are read here.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import pyarrow.fs as pafs
 
 from .checkpoints import LEADER_EPOCH_CHECKPOINT, PARTITION_METADATA
 from .files import expand_paths, resolve
+from .quorum_state import QUORUM_STATE
 
 LOG_SUFFIX = ".log"
 INDEX_SUFFIX = ".index"
@@ -30,6 +32,12 @@ _LIVE_DIR = re.compile(r"^(?P<topic>.+)-(?P<partition>\d+)$")
 # Kafka appends "." + a dash-less UUID + "-delete" / "-future" / "-stray" to the topic-partition name.
 _SPECIAL_DIR = re.compile(r"^(?P<topic>.+)-(?P<partition>\d+)\.(?P<uuid>[0-9a-f]{32})-(?P<kind>delete|future|stray)$")
 _SEGMENT_FILE = re.compile(r"^(?P<base>\d{20})(?P<suffix>\.[a-z]+)(?P<temp>\.deleted|\.cleaned|\.swap)?$")
+# Kafka's Snapshots.parse (raft/src/main/java/org/apache/kafka/snapshot/Snapshots.java): 20-digit end offset,
+# "-", 10-digit epoch, then ".checkpoint", ".checkpoint.part" (a write in progress, created as a temp file:
+# "<id>-<random>.checkpoint.part") or ".checkpoint.deleted" (marked for deletion); Kafka ignores what lies
+# between the epoch and the suffix.
+_KRAFT_SNAPSHOT = re.compile(r"^(?P<end>\d{20})-(?P<epoch>\d{10})(?:-[^/]*)?\.checkpoint(?P<state>\.part|\.deleted)?$")
+_SNAPSHOT_STATES = {None: "snapshot", ".part": "partial", ".deleted": "deleted"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +88,30 @@ class TempFile:
     size: int
 
 
+@dataclass(frozen=True, slots=True)
+class KRaftSnapshot:
+    """A KRaft snapshot of the metadata log: the state up to (not including) ``end_offset``, taken in ``epoch``.
+
+    ``state`` is "snapshot", or "partial" (``.checkpoint.part``: never finished, deleted by the controller at
+    startup) or "deleted" (``.checkpoint.deleted``: marked for an asynchronous delete). KafkaMetadataLog deletes
+    both kinds when it loads the log, as it does complete snapshots below the log start offset.
+    """
+
+    path: str
+    end_offset: int
+    epoch: int
+    state: str
+    size: int
+    mtime_ms: int | None = None
+
+    @classmethod
+    def parse(cls, path: str, size: int = 0, mtime_ms: int | None = None) -> KRaftSnapshot | None:
+        m = _KRAFT_SNAPSHOT.match(path.rstrip("/").rsplit("/", 1)[-1])
+        if m is None:
+            return None
+        return cls(path, int(m["end"]), int(m["epoch"]), _SNAPSHOT_STATES[m["state"]], size, mtime_ms)
+
+
 @dataclass(slots=True)
 class PartitionLog:
     """A partition directory (Kafka's UnifiedLog on disk)."""
@@ -91,6 +123,7 @@ class PartitionLog:
     temp_files: list[TempFile] = field(default_factory=list)
     other_files: dict[str, str] = field(default_factory=dict)  # e.g. leader-epoch-checkpoint -> path
     unknown_files: list[str] = field(default_factory=list)
+    kraft_snapshots: list[KRaftSnapshot] = field(default_factory=list)  # by end offset; the metadata log only
 
     @property
     def topic(self) -> str:
@@ -121,7 +154,10 @@ def list_partition(path: str, filesystem: pafs.FileSystem | None = None,
         full = f"{path.rstrip('/')}/{name}"
         m = _SEGMENT_FILE.match(name)
         if m is None:
-            if name.endswith(".tmp") or name in (LEADER_EPOCH_CHECKPOINT, PARTITION_METADATA):
+            mtime_ms = None if info.mtime_ns is None else info.mtime_ns // 1_000_000
+            if snapshot := KRaftSnapshot.parse(full, info.size, mtime_ms):
+                log.kraft_snapshots.append(snapshot)
+            elif name.endswith(".tmp") or name in (LEADER_EPOCH_CHECKPOINT, PARTITION_METADATA, QUORUM_STATE):
                 log.other_files[name] = full
             else:
                 log.unknown_files.append(full)
@@ -143,6 +179,7 @@ def list_partition(path: str, filesystem: pafs.FileSystem | None = None,
     if log.segments:
         log.segments[-1].is_active = True  # the segment with the largest base offset
     log.snapshots = dict(sorted(log.snapshots.items()))
+    log.kraft_snapshots.sort(key=lambda s: (s.end_offset, s.epoch, s.state))
     return log
 
 

@@ -23,7 +23,7 @@ from ..format.records import records_view
 from ..schemas import BATCHES, RECORDS
 from .file_records import DEFAULT_CHUNK_BYTES, FileRecords
 from .files import expand_paths, resolve
-from .log_dir import LOG_SUFFIX, find_partitions, segment_of_file
+from .log_dir import LOG_SUFFIX, KRaftSnapshot, find_partitions, segment_of_file
 
 VIEWS = {"records": RECORDS, "batches": BATCHES}
 
@@ -37,14 +37,16 @@ def iter_segment(path: str, view: str = "records", findings: list[Finding] | Non
                  topic: str | None = None, partition: int | None = None,
                  chunk_bytes: int = DEFAULT_CHUNK_BYTES,
                  max_decompressed: int = DEFAULT_MAX_DECOMPRESSED) -> Iterator[pa.RecordBatch]:
-    """Arrow batches of one `.log` file's ``view``, for entries starting in [start, end)."""
+    """Arrow batches of one `.log` file's (or KRaft snapshot's) ``view``, for entries starting in [start, end)."""
     if view not in VIEWS:
         raise ValueError(f"unknown view {view!r}: expected one of {sorted(VIEWS)}")
     findings = [] if findings is None else findings
     tp, base = segment_of_file(path)
+    snapshot = KRaftSnapshot.parse(path)  # record batches too, stamped with the snapshot's id instead
     ctx = SegmentContext(path, topic if topic is not None else (tp.topic if tp else ""),
                          partition if partition is not None else (tp.partition if tp else -1),
-                         base if base is not None else -1)
+                         None if snapshot else (base if base is not None else -1),
+                         snapshot.end_offset if snapshot else None, snapshot.epoch if snapshot else None)
     fs, inner = resolve(path, filesystem)
     info = fs.get_file_info(inner)
     if info.type == pafs.FileType.NotFound:
@@ -65,32 +67,37 @@ def iter_segment(path: str, view: str = "records", findings: list[Finding] | Non
         findings.append(Finding(path, -1, "unreadable_file", str(e)))
 
 
-def segment_files(paths: str | list[str], filesystem: pafs.FileSystem | None = None) -> list[str]:
+def segment_files(paths: str | list[str], filesystem: pafs.FileSystem | None = None, *,
+                  kraft_snapshots: bool = True) -> list[str]:
     """The live `.log` files under files, partition dirs or log dirs (paths, ``file:`` URIs or globs), in
-    topic/partition/offset order."""
+    topic/partition/offset order, each partition's complete KRaft snapshots after its segments (unless
+    ``kraft_snapshots`` is false; a snapshot file named directly is always read)."""
     out = []
     dirs = []
     for p in expand_paths([paths] if isinstance(paths, str) else paths, filesystem):
-        if p.endswith(LOG_SUFFIX):
+        if p.endswith(LOG_SUFFIX) or KRaftSnapshot.parse(p):
             out.append(p)
         else:
             dirs.append(p)
     for log in find_partitions(dirs, filesystem):
         out.extend(s.log for s in log.segments if s.log)
+        if kraft_snapshots:
+            out.extend(s.path for s in log.kraft_snapshots if s.state == "snapshot")
     return out
 
 
 def read_log(paths: str | list[str], view: str = "records", *, findings: list[Finding] | None = None,
-             mode: str = "PERMISSIVE", filesystem: pafs.FileSystem | None = None,
+             mode: str = "PERMISSIVE", filesystem: pafs.FileSystem | None = None, kraft_snapshots: bool = True,
              **options) -> pa.Table:
     """Read `.log` files, partition dirs or log dirs into one Arrow table of ``view``
-    (``"records"`` or ``"batches"``; schemas in :mod:`kafkalog_spark.schemas`)."""
+    (``"records"`` or ``"batches"``; schemas in :mod:`kafkalog_spark.schemas`). KRaft snapshots
+    (`.checkpoint`) of a metadata log are read too, their rows marked by ``snapshotEndOffset``."""
     mode = mode.upper()
     if mode not in ("PERMISSIVE", "FAILFAST"):
         raise ValueError(f"unknown mode {mode!r}: expected PERMISSIVE or FAILFAST")
     collected: list[Finding] = []
     batches = []
-    for path in segment_files(paths, filesystem):
+    for path in segment_files(paths, filesystem, kraft_snapshots=kraft_snapshots):
         for batch in iter_segment(path, view, collected, filesystem=filesystem, **options):
             batches.append(batch)
             _raise_if_failfast(mode, collected)

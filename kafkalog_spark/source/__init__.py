@@ -9,6 +9,7 @@ from pyspark.sql import DataFrame, SparkSession
 from .datasource import KafkaLogDataSource
 
 PUSHDOWN_CONF = "spark.sql.python.filterPushdown.enabled"
+DECODED_VIEWS = ("records", "batches")
 
 
 def register(spark: SparkSession) -> None:
@@ -23,11 +24,15 @@ def register(spark: SparkSession) -> None:
 
 def read_views(spark: SparkSession, paths: str | Sequence[str], views: Iterable[str],
                **options: object) -> dict[str, DataFrame]:
-    """The source's ``views`` of the same log dirs or partition dirs, by name. Internal topics are included
-    unless ``includeInternal`` says otherwise; options whose value is None are left out."""
+    """The source's ``views`` of the same log dirs or partition dirs, by name, as the analyses take them.
+    Internal topics are included unless ``includeInternal`` says otherwise; options whose value is None are
+    left out. The metadata log's KRaft snapshots stay listed (segments view) but their batches and records
+    are left out unless ``kraftSnapshots`` says otherwise: they restate the log, not add to it."""
     paths = [paths] if isinstance(paths, str) else list(paths)
     opts = {"includeInternal": "true"} | {k: str(v) for k, v in options.items() if v is not None}
-    return {v: spark.read.format("kafkalog").options(**opts).option("view", v).load(paths) for v in views}
+    decoded = {"kraftSnapshots": "false"}
+    return {v: spark.read.format("kafkalog").options(**(decoded | opts if v in DECODED_VIEWS else opts))
+            .option("view", v).load(paths) for v in views}
 
 
 __all__ = ["KafkaLogDataSource", "read_views", "register"]

@@ -38,6 +38,7 @@ class SourceOptions:
     chunk_bytes: int = 8 * 1024 * 1024
     max_decompressed_bytes: int = 256 * 1024 * 1024
     pushdown: bool = True  # false: hand every filter back to Spark (for comparisons and debugging)
+    kraft_snapshots: bool = True  # list and decode the metadata log's KRaft snapshots (`.checkpoint`) too
 
     @classmethod
     def parse(cls, options: dict[str, str]) -> SourceOptions:
@@ -62,6 +63,7 @@ class SourceOptions:
         return cls(
             paths=paths, view=view, topics=topics, topic_pattern=pattern, include_internal=internal,
             isolation=isolation, mode=mode, pushdown=_parse_bool(o, "pushdown", True),
+            kraft_snapshots=_parse_bool(o, "kraftSnapshots", True),
             max_split_bytes=_parse_size(o.get("maxsplitbytes", "128m")),
             open_cost_bytes=_parse_size(o.get("opencostbytes", "4m")),
             chunk_bytes=_parse_size(o.get("chunkbytes", "8m")),

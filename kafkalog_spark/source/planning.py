@@ -26,7 +26,7 @@ class SegmentSplit:
     path: str
     topic: str
     partition: int
-    base_offset: int
+    base_offset: int | None  # None for a KRaft snapshot (`.checkpoint`), read whole as one split
     start: int
     end: int | None
     size: int  # bytes this split covers, for grouping
@@ -180,6 +180,10 @@ def plan_splits(opts: SourceOptions, pushdown: Pushdown, filesystem=None) -> lis
             for a, b in zip(points, [*points[1:], None], strict=True):
                 splits.append(SegmentSplit(seg.log, log.topic, log.partition, seg.base_offset, a, b,
                                            (b if b is not None else seg.log_size) - a, aborted))
+        if opts.kraft_snapshots and pushdown.accepts("segmentBaseOffset", None):
+            # Snapshots are small (the metadata state, not its history) and hold no transactions.
+            splits += [SegmentSplit(s.path, log.topic, log.partition, None, 0, None, s.size)
+                       for s in log.kraft_snapshots if s.state == "snapshot"]
     return splits
 
 

@@ -55,6 +55,10 @@ def _segment_rows(log, findings: list[Finding], filesystem=None, checkpoints=Non
         if t.suffix == ".log":
             rows.append({"baseOffset": t.base_offset, "status": t.temp.lstrip("."), "isActive": False,
                          "logFile": t.path, "logSize": t.size})
+    for k in log.kraft_snapshots:
+        rows.append({"status": k.state, "isActive": False, "logFile": k.path, "logSize": k.size,
+                     "logModified": None if k.mtime_ms is None else k.mtime_ms * 1000,
+                     "snapshotEndOffset": k.end_offset, "snapshotEpoch": k.epoch})
     return rows
 
 
@@ -87,6 +91,7 @@ def _partition_file_rows(log, findings: list[Finding], filesystem=None, checkpoi
         PartitionMetadataFile,
     )
     from ..log.producer_snapshot import ProducerStateSnapshot
+    from ..log.quorum_state import QUORUM_STATE, QuorumStateFile
     from ..log.transaction_index import TransactionIndex
 
     rows: list[dict] = []
@@ -101,6 +106,10 @@ def _partition_file_rows(log, findings: list[Finding], filesystem=None, checkpoi
     if PARTITION_METADATA in log.other_files:
         f = PartitionMetadataFile.read(log.other_files[PARTITION_METADATA], filesystem)
         add(f, PARTITION_METADATA, [{"topicId": f.topic_id}])
+    if QUORUM_STATE in log.other_files:
+        f = QuorumStateFile.read(log.other_files[QUORUM_STATE], filesystem)
+        add(f, QUORUM_STATE, [] if f.findings else [
+            {"epoch": f.leader_epoch, "leaderId": f.leader_id, "votedId": f.voted_id}])
     for offset, path in log.snapshots.items():
         f = ProducerStateSnapshot.read(path, filesystem)
         add(f, "producer-snapshot", [
@@ -131,6 +140,8 @@ def read_partition_views(partition_dirs: list[str], opts, schema: pa.Schema) -> 
     roots: dict[str, dict] = {}
     for path in partition_dirs:
         log = list_partition(path)
+        if not opts.kraft_snapshots:
+            log.kraft_snapshots = []
         root = path.rstrip("/").rsplit("/", 1)[0]
         if opts.view == "partition_files" and root not in roots:
             roots[root] = read_root_checkpoints(root)
