@@ -106,7 +106,9 @@ class ToolErrors:
             yield from (f"  Index timestamp: {a}, Previously indexed timestamp: {b}"
                         for a, b in self.time_out_of_order[path])
         for path in hash_map_order(self.time_not_found, v):
-            yield "The following indexed offsets are not found in the log."
+            # 3.9 did not name the file; 4.x does, in the style of the other two headings
+            yield ("The following indexed offsets are not found in the log." if v == KafkaVersion.V3_9
+                   else f"The following indexed offsets are not found in :{path}")
             yield from (f"Indexed offset: {a}, found log offset: {b}" for a, b in self.time_not_found[path])
         for path in hash_map_order(self.non_consecutive, v):
             yield f"Non-consecutive offsets in {path}"
