@@ -1,5 +1,7 @@
 """Damaged copies dumped by Kafka's own DumpLogSegments and by `kafkalog dump`: the truncated-tail and
-zero-tail behaviour must match Kafka's (the committed goldens only cover files as Kafka left them)."""
+zero-tail behaviour, index mismatches and one run over many files (the order of the tool's per-file
+stderr blocks) must match Kafka's, for both tool versions (the committed goldens only cover one file per
+run, as Kafka left it)."""
 
 from __future__ import annotations
 
@@ -8,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from kafkalog_spark.dump import DumpOptions, dump_log_file
+from kafkalog_spark.dump import DumpOptions, dump_log_file, run_dump
+from kafkalog_spark.kafka_versions import KafkaVersion
 from kafkalog_spark.log.offset_index import OffsetIndex
 
 SRC = Path(__file__).resolve().parent.parent / "data" / "samples" / "broker" / "codec-gzip-0"
@@ -20,7 +23,17 @@ pytestmark = pytest.mark.skipif(shutil.which("java") is None, reason="java is ne
 def kafka():
     from tests.harness.broker import KafkaDistribution
 
-    return KafkaDistribution().ensure()
+    return KafkaDistribution("3.9.2").ensure()
+
+
+TOOLS = {"3.9.2": KafkaVersion.V3_9, "4.4.0": KafkaVersion.V4}
+
+
+@pytest.fixture(scope="module", params=sorted(TOOLS))
+def tool(request):
+    from tests.harness.broker import KafkaDistribution
+
+    return KafkaDistribution(request.param).ensure(), TOOLS[request.param]
 
 
 def _ours(path: Path) -> list[str]:
@@ -53,3 +66,56 @@ def test_zero_tailed_index_matches_kafka(kafka, tmp_path: Path) -> None:
     theirs = _theirs(kafka, index, "--deep-iteration")
     ours = OffsetIndex.read(str(index)).dump_lines()
     assert ours == theirs and len(ours) > 1
+
+
+def _run_both(tool, files: list[Path], *flags: str, cwd: Path) -> None:
+    """One run of the real tool and of ours over `files`: stdout and stderr equal (the exception line only
+    where the tool died)."""
+    from tests.harness.broker import dump_log
+
+    dist, version = tool
+    theirs_out, theirs_err = dump_log(files, *flags, dist=dist, cwd=cwd)
+    out: list[str] = []
+    err: list[str] = []
+    opts = DumpOptions(deep_iteration="--deep-iteration" in flags, print_data_log="--print-data-log" in flags,
+                       kafka_version=version, verify_index_only="--verify-index-only" in flags)
+    code = run_dump([str(f) for f in files], opts, out.append, err.append)
+    assert "".join(f"{line}\n" for line in out) == theirs_out
+    if theirs_err.startswith("Exception"):
+        theirs_err = theirs_err.split("\n", 1)[0] + "\n"
+    assert code == (1 if theirs_err.startswith("Exception") else 0)
+    # the tool's stderr, then our own findings (errors only), one line each
+    tool_lines = len(theirs_err.splitlines())
+    assert "".join(f"{line}\n" for line in err[:tool_lines]) == theirs_err
+    assert all(line.startswith("error: ") for line in err[tool_lines:])
+
+
+def test_many_files_in_one_run_match_kafka(tool, tmp_path: Path, monkeypatch) -> None:
+    """Gaps in many `.log` files and several time indexes: the tool prints each file's block from a hash
+    map keyed by absolute path (java.util.HashMap in 4.x, Scala's mutable.HashMap in 3.9)."""
+    samples = SRC.parent.parent
+    logs = sorted(samples.glob("broker/*-0/*.log"))[:40]
+    assert len(logs) == 40
+    monkeypatch.chdir(samples)
+    _run_both(tool, [p.relative_to(samples) for p in logs], "--deep-iteration", cwd=samples)
+
+
+def test_index_mismatches_match_kafka(tool, tmp_path: Path, monkeypatch) -> None:
+    """Index entries that point at the wrong batch, a time index entry with a wrong timestamp and one with
+    an offset no batch ends at: the tool's Mismatches / timestamp mismatch / not-found reports."""
+    part = tmp_path / SRC.name
+    shutil.copytree(SRC, part)
+    index = part / "00000000000000000000.index"
+    data = bytearray(index.read_bytes())
+    data[0:4], data[8:12] = data[8:12], data[0:4]  # swap two entries' relative offsets
+    index.write_bytes(bytes(data))
+    tindex = part / "00000000000000000000.timeindex"
+    tdata = bytearray(tindex.read_bytes())
+    tdata[0:8] = (int.from_bytes(tdata[0:8], "big") + 1).to_bytes(8, "big")  # a timestamp off by one
+    tdata[20:24] = (int.from_bytes(tdata[20:24], "big") - 1).to_bytes(4, "big")  # an offset inside a batch
+    tindex.write_bytes(bytes(tdata))
+    monkeypatch.chdir(tmp_path)
+    files = [Path(SRC.name) / n for n in ("00000000000000000000.index", "00000000000000000000.timeindex",
+                                          "00000000000000000080.index")]
+    _run_both(tool, files, cwd=tmp_path)
+    _run_both(tool, files, "--verify-index-only", cwd=tmp_path)

@@ -8,9 +8,12 @@ import json
 import os
 from collections.abc import Iterator
 
+import numpy as np
+
 from ..findings import Finding, Severity
 from ..kafka_versions import KafkaVersion
-from ..log.offset_index import OffsetIndex
+from ..log.files import open_read
+from ..log.offset_index import OFFSET_INDEX_DTYPE, OffsetIndex
 from ..log.producer_snapshot import ProducerStateSnapshot
 from ..log.time_index import NO_TIMESTAMP, TimeIndex
 from ..log.transaction_index import TransactionIndex
@@ -78,13 +81,43 @@ def dump_index(path: str, absolute_path: str, opts: DumpOptions, errors: ToolErr
             yield f"offset: {offset} position: {position}"
 
 
+def kafka_lookup(index_path: str, base_offset: int, target: int) -> int:
+    """The position OffsetIndex.lookup(target) gives, searching the RAW slots (zero tail and disorder
+    included) as Kafka's AbstractIndex.indexSlotRangeFor does: a binary search of the hot (last 1024)
+    slots or the rest, for the largest slot whose offset is <= target; (base, 0) below the first slot."""
+    try:
+        with open_read(index_path) as f:
+            raw = np.frombuffer(f.read(), OFFSET_INDEX_DTYPE, count=f.size() // 8)
+    except OSError:
+        return 0  # no .index: Kafka would create an empty one (we never write); an empty index finds nothing
+    n = len(raw)
+    offsets = raw["relative_offset"].astype(np.int64) + base_offset
+
+    def search(lo: int, hi: int) -> int:
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if offsets[mid] > target:
+                hi = mid - 1
+            elif offsets[mid] < target:
+                lo = mid
+            else:
+                return mid
+        return lo
+
+    if n == 0 or offsets[0] > target:
+        return 0
+    hot = max(0, n - 1 - 8192 // 8)
+    slot = search(hot, n - 1) if offsets[hot] < target else search(0, hot)
+    return int(raw["position"][slot])
+
+
 def dump_time_index(path: str, absolute_path: str, opts: DumpOptions, errors: ToolErrors) -> Iterator[str]:
     """DumpLogSegments.dumpTimeIndex: each entry printed (unless --verify-index-only) and checked: the
     batch ending at its offset must exist (found through the offset index) and hold that max timestamp,
     and timestamps must increase."""
     base = java_long(os.path.basename(path).split(".")[0])
     log = LogWalk(_sibling(absolute_path, ".log"))
-    offsets = OffsetIndex.read(_sibling(absolute_path, ".index"), base_offset=base)
+    offset_index = _sibling(absolute_path, ".index")
     index = TimeIndex.read(path, base_offset=base)
     if opts.index_sanity_check:
         _time_sanity(index, absolute_path)
@@ -92,7 +125,7 @@ def dump_time_index(path: str, absolute_path: str, opts: DumpOptions, errors: To
         return
     prev = NO_TIMESTAMP
     for ts, offset in zip(index.dump_timestamps.tolist(), index.dump_offsets.tolist(), strict=True):
-        start = offsets.lookup(offset).position
+        start = kafka_lookup(offset_index, base, offset)
         batch = next((b for b in log.batches_from(start, INT_MAX) if b.last_offset >= offset), None)
         if batch is None:
             errors.add(errors.time_not_found, absolute_path, (offset, -1))

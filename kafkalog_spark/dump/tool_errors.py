@@ -44,29 +44,28 @@ def _spread(h: int) -> int:
     return u ^ (u >> 16)
 
 
-def _capacity(n: int, scala: bool) -> int:
-    cap = 16
-    while (n >= int(0.75 * cap)) if scala else (n > 0.75 * cap):
-        cap *= 2
-    return cap
+def hash_map_order(calls: Iterable[str], version: KafkaVersion) -> list[str]:
+    """The iteration order of the tool's map after these insert-or-update calls (one per recorded pair).
 
-
-def hash_map_order(keys: Iterable[str], version: KafkaVersion) -> list[str]:
-    """The iteration order of a hash map into which `keys` were inserted in this order (all distinct).
-
-    java.util.HashMap: table of 16 slots doubled when the size passes 0.75 x capacity; buckets in slot
-    order, each in insertion order. scala.collection.mutable.HashMap (2.13): doubled before an insert that
-    brings the size to 0.75 x capacity; each bucket kept sorted by hash, then insertion order.
+    4.x, java.util.HashMap.computeIfAbsent: the table (16 slots at the first call) doubles at the START of
+    a call when the size is above 0.75 x capacity, and a new key goes to the HEAD of its bucket; buckets
+    iterate in slot order. 3.9, scala.collection.mutable.HashMap (2.13) put: doubles at the start of a put
+    when size + 1 reaches 0.75 x capacity; each bucket is kept sorted by hash, then insertion order.
     """
-    keys = list(keys)
-    hashes = [_spread(java_string_hash(k)) for k in keys]
+    cap, seen = 0, {}
+    for key in calls:
+        if version == KafkaVersion.V4:
+            if cap == 0 or len(seen) > 0.75 * cap:
+                cap = 16 if cap == 0 else cap * 2
+        else:
+            cap = cap or 16
+            if len(seen) + 1 >= int(0.75 * cap):
+                cap *= 2
+        seen.setdefault(key, len(seen))
+    hashes = {k: _spread(java_string_hash(k)) for k in seen}
     if version == KafkaVersion.V4:
-        cap = _capacity(len(keys), scala=False)
-        order = sorted(range(len(keys)), key=lambda i: (hashes[i] & (cap - 1), i))
-    else:
-        cap = _capacity(len(keys), scala=True)
-        order = sorted(range(len(keys)), key=lambda i: (hashes[i] & (cap - 1), hashes[i], i))
-    return [keys[i] for i in order]
+        return sorted(seen, key=lambda k: (hashes[k] & (cap - 1), -seen[k]))
+    return sorted(seen, key=lambda k: (hashes[k] & (cap - 1), hashes[k], seen[k]))
 
 
 @dataclass
@@ -79,10 +78,20 @@ class ToolErrors:
     time_out_of_order: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
     time_not_found: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
     non_consecutive: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
+    # per map: the keys of the map calls the tool made, in order (they decide the table's growth)
+    calls: dict[int, list[str]] = field(default_factory=dict)
 
-    @staticmethod
-    def add(m: dict[str, list[tuple[int, int]]], path: str, pair: tuple[int, int]) -> None:
+    def add(self, m: dict[str, list[tuple[int, int]]], path: str, pair: tuple[int, int]) -> None:
+        # 3.9's time index maps are put only when a file's first pair arrives; every other map is
+        # written once per pair (put in 3.9, computeIfAbsent in 4.x)
+        once = self.version == KafkaVersion.V3_9 and m in (
+            self.time_mismatches, self.time_out_of_order, self.time_not_found)
+        if not (once and path in m):
+            self.calls.setdefault(id(m), []).append(path)
         m.setdefault(path, []).append(pair)
+
+    def _order(self, m: dict[str, list[tuple[int, int]]]) -> list[str]:
+        return hash_map_order(self.calls.get(id(m), []), self.version)
 
     def _pairs(self, pairs: list[tuple[int, int]], sort: int) -> list[tuple[int, int]]:
         """4.x keeps index mismatches and offset gaps in a TreeMap (by key: `sort` = -1 descending, 1
@@ -93,24 +102,23 @@ class ToolErrors:
         return sorted(last.items(), key=lambda kv: sort * kv[0])
 
     def lines(self) -> Iterator[str]:
-        v = self.version
-        for path in hash_map_order(self.index_mismatches, v):
+        for path in self._order(self.index_mismatches):
             yield f"Mismatches in :{path}"
             for a, b in self._pairs(self.index_mismatches[path], -1):
                 yield f"  Index offset: {a}, log offset: {b}"
-        for path in hash_map_order(self.time_mismatches, v):
+        for path in self._order(self.time_mismatches):
             yield f"Found timestamp mismatch in :{path}"
             yield from (f"  Index timestamp: {a}, log timestamp: {b}" for a, b in self.time_mismatches[path])
-        for path in hash_map_order(self.time_out_of_order, v):
+        for path in self._order(self.time_out_of_order):
             yield f"Found out of order timestamp in :{path}"
             yield from (f"  Index timestamp: {a}, Previously indexed timestamp: {b}"
                         for a, b in self.time_out_of_order[path])
-        for path in hash_map_order(self.time_not_found, v):
+        for path in self._order(self.time_not_found):
             # 3.9 did not name the file; 4.x does, in the style of the other two headings
-            yield ("The following indexed offsets are not found in the log." if v == KafkaVersion.V3_9
+            yield ("The following indexed offsets are not found in the log." if self.version == KafkaVersion.V3_9
                    else f"The following indexed offsets are not found in :{path}")
             yield from (f"Indexed offset: {a}, found log offset: {b}" for a, b in self.time_not_found[path])
-        for path in hash_map_order(self.non_consecutive, v):
+        for path in self._order(self.non_consecutive):
             yield f"Non-consecutive offsets in {path}"
             for a, b in self._pairs(self.non_consecutive[path], 1):
                 yield f"  {a} is followed by {b}"
