@@ -55,6 +55,9 @@ def run_dump(paths: Sequence[str], opts: DumpOptions, out: Callable[[str], None]
                 lines = dump_log_file(path, opts, findings, errors, absolute(path))
             elif suffix in READERS:
                 lines = dump_other_file(path, opts, findings, errors, absolute(path))
+            elif opts.as_json:  # JSON mode is ours: the tool's line becomes a finding
+                findings.append(Finding(path, -1, "unknown_file", f"Ignoring unknown file {path}", Severity.WARNING))
+                continue
             else:
                 err(f"Ignoring unknown file {path}")
                 continue
