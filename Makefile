@@ -51,6 +51,7 @@ bench: $(STAMP)
 	$(PY) -m tests.bench.run
 	$(PY) -m tests.bench.spark_scan
 
+# Both corpora (data/samples: Kafka 3.9.2, data/samples-kafka4: 4.4.0), each with both versions' dump goldens.
 samples: $(STAMP)
 	$(PY) -m tests.harness.make_samples
 
