@@ -23,6 +23,7 @@ from pyspark.sql import functions as F
 
 from .config import TopicConfigs
 from .delta import TableLocation, check_snapshot_id, read_snapshot, write_snapshot
+from .kafka_versions import LATEST, KafkaVersion, parse_kafka_version
 from .log.files import expand_paths
 
 VIEWS = ("segments", "batches", "records", "index", "partition_files")
@@ -40,6 +41,7 @@ class NightlyConfig:
     broker_config: str | None = None  # a broker's server.properties
     topic_config: str | None = None  # per-topic overrides (see kafkalog_spark.config)
     max_split_bytes: str = "128m"
+    kafka_version: KafkaVersion = LATEST  # whose config keys, defaults and ranges (and cleaner) apply
 
     @classmethod
     def load(cls, path: str | None = None, **overrides) -> NightlyConfig:
@@ -66,8 +68,19 @@ class NightlyConfig:
             broker_config=rel(cfg.get("broker_properties")),
             topic_config=rel(cfg.get("topic_overrides")),
             max_split_bytes=str(inp.get("max_split_bytes", "128m")),
+            kafka_version=_kafka_version(cfg.get("kafka_version")),
         )
         return replace(config, **{k: v for k, v in overrides.items() if v is not None})
+
+
+def _kafka_version(value: object) -> KafkaVersion:
+    """[configs] kafka_version: "3.9" or "4.x" (3.9.2, 4, 4.4.0 ... too); absent: the newest."""
+    if value is None:
+        return LATEST
+    try:
+        return parse_kafka_version(str(value))
+    except ValueError as e:
+        raise ValueError(f"[configs] kafka_version: {e}") from None
 
 
 def read_views(spark: SparkSession, config: NightlyConfig, log_dirs: Sequence[str]) -> dict[str, DataFrame]:
@@ -80,9 +93,9 @@ def read_views(spark: SparkSession, config: NightlyConfig, log_dirs: Sequence[st
 
 
 def topic_configs(config: NightlyConfig) -> TopicConfigs:
-    """The effective configs of every topic, resolved once: Kafka's defaults < server.properties < topic overrides.
-    Every analysis takes this one object."""
-    return TopicConfigs(config.broker_config, config.topic_config)
+    """The effective configs of every topic, resolved once: Kafka's defaults < server.properties < topic overrides,
+    by the rules of ``config.kafka_version``. Every analysis takes this one object."""
+    return TopicConfigs(config.broker_config, config.topic_config, kafka_version=config.kafka_version)
 
 
 def compute(spark: SparkSession, views: dict[str, DataFrame], configs: TopicConfigs, log_dirs: Sequence[str],

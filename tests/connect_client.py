@@ -18,6 +18,7 @@ def main(url: str, samples: str, work: str) -> dict:
     import kafkalog_spark
     from kafkalog_spark import nightly
     from kafkalog_spark.delta import TableLocation
+    from kafkalog_spark.kafka_versions import KafkaVersion
     from kafkalog_spark.session import is_connect, local_session
 
     spark = local_session("kafkalog-connect-test", remote=url)
@@ -34,7 +35,8 @@ def main(url: str, samples: str, work: str) -> dict:
 
     config = nightly.NightlyConfig(log_dirs=(broker,), location=TableLocation(warehouse=str(Path(work) / "wh")),
                                    snapshot_id="connect", topic_config=str(Path(samples).parent.parent / "conf"
-                                                                           / "samples-topics.ini"))
+                                                                           / "samples-topics.ini"),
+                                   kafka_version=KafkaVersion.V3_9)  # the corpus was written by Kafka 3.9.2
     tables = nightly.run(spark, config)
     out["nightly"] = {name: df.count() for name, df in tables.items()}
     out["summary_topics"] = sorted({r.topic for r in nightly.summary(tables).collect()})

@@ -12,6 +12,7 @@ from pyspark.sql import functions as F
 
 from kafkalog_spark import nightly
 from kafkalog_spark.delta import TableLocation, read_snapshot
+from kafkalog_spark.kafka_versions import KafkaVersion
 
 T0 = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
 CONF = Path(__file__).resolve().parent.parent / "conf"
@@ -21,7 +22,8 @@ CONF = Path(__file__).resolve().parent.parent / "conf"
 def corpus_config(samples: Path, tmp_path_factory: pytest.TempPathFactory) -> nightly.NightlyConfig:
     return nightly.NightlyConfig(log_dirs=(str(samples / "broker"),),
                                  location=TableLocation(warehouse=str(tmp_path_factory.mktemp("wh"))),
-                                 snapshot_id="s1", topic_config=str(CONF / "samples-topics.ini"))
+                                 snapshot_id="s1", topic_config=str(CONF / "samples-topics.ini"),
+                                 kafka_version=KafkaVersion.V3_9)  # the corpus was written by Kafka 3.9.2
 
 
 @pytest.fixture(scope="module")

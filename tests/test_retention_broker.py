@@ -126,7 +126,7 @@ def outcome(spark, tmp_path_factory):
 
         # Our plan, on the copy, with the configs the broker will apply.
         t1 = time.monotonic()
-        server_props = load_broker_properties(broker.work_dir / "server.properties")
+        server_props = load_broker_properties(broker.work_dir / "server.properties", broker.dist.version)
         overrides = {t: {"segment.bytes": str(SEGMENT_BYTES), **{k: str(v) for k, v in {**c, **later}.items()}}
                      for t, (c, later, _s) in SCENARIOS.items()}
 
@@ -135,7 +135,8 @@ def outcome(spark, tmp_path_factory):
                     .load(str(snapshot)))
 
         plan = retention_plan(load("segments"), load("batches"), load("partition_files"),
-                              lambda t: effective_config(t, server_props, overrides), int(time.time() * 1000))
+                              lambda t: effective_config(t, server_props, overrides, kafka_version=broker.dist.version),
+                              int(time.time() * 1000))
         rows = [r.asDict() for r in plan.collect()]
         timings["plan"] = time.monotonic() - t1
 

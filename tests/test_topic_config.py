@@ -1,5 +1,7 @@
-"""Effective topic configuration: Kafka 3.9's defaults, broker synonyms and their precedence, override file
-formats, what-if settings, and errors that name the key and the value."""
+"""Effective topic configuration: Kafka 3.9's and 4.x's keys, defaults and ranges, broker synonyms and their
+precedence, the internal topics' own configs, override file formats, what-if settings, and errors that name the
+key and the value. Expected values are Kafka's, read from the 3.9.2 source and the 4.4.0 release JARs (cited per
+test); tests/test_topic_config_broker.py checks the same against live 3.9.2 and 4.4.0 brokers."""
 
 from __future__ import annotations
 
@@ -13,11 +15,15 @@ from kafkalog_spark.config import (
     KAFKA_DEFAULTS,
     ConfigError,
     TopicConfig,
+    TopicConfigs,
     effective_config,
     load_broker_properties,
     load_topic_overrides,
     parse_topic_overrides,
 )
+from kafkalog_spark.config.broker import broker_properties_to_config
+from kafkalog_spark.config.keys import topic_defaults
+from kafkalog_spark.kafka_versions import KafkaVersion
 
 
 def write(tmp_path: Path, name: str, text: str) -> Path:
@@ -26,8 +32,11 @@ def write(tmp_path: Path, name: str, text: str) -> Path:
     return path
 
 
+V3_9, V4 = KafkaVersion.V3_9, KafkaVersion.V4
+
+
 def test_defaults_are_kafka_3_9s() -> None:
-    c = effective_config("orders")
+    c = effective_config("orders", kafka_version=V3_9)
     assert isinstance(c, TopicConfig)
     assert c["retention.ms"] == 604800000 and c.retention_ms == 604800000
     assert c.retention_bytes == -1
@@ -46,16 +55,21 @@ def test_defaults_are_kafka_3_9s() -> None:
     assert c["log.cleaner.dedupe.buffer.size"] == 134217728 and c.log_cleaner_threads == 1
     assert c["log.cleaner.io.buffer.load.factor"] == 0.9 and c["log.retention.check.interval.ms"] == 300000
     assert c["producer.id.expiration.ms"] == 86400000 and c["log.cleaner.enable"] is True
-    assert set(c.sources.values()) == {"default"}
+    assert set(c.sources.values()) == {"default"} and c.kafka_version is V3_9
     assert set(KAFKA_DEFAULTS) >= {"retention.ms", "segment.bytes", "cleanup.policy", "local.retention.bytes"}
     assert not set(KAFKA_DEFAULTS) & set(BROKER_DEFAULTS)
 
 
 def test_internal_topics_are_compacted_as_kafka_creates_them() -> None:
-    assert effective_config("__consumer_offsets").cleanup_policy == {"compact"}
-    assert effective_config("__consumer_offsets")["segment.bytes"] == 104857600
-    assert effective_config("__transaction_state").compact
-    assert effective_config("__consumer_offsets", {"offsets.topic.segment.bytes": "5000"})["segment.bytes"] == 5000
+    for version in KafkaVersion:
+        assert effective_config("__consumer_offsets", kafka_version=version).cleanup_policy == {"compact"}
+        assert effective_config("__consumer_offsets", kafka_version=version)["segment.bytes"] == 104857600
+        assert effective_config("__transaction_state", kafka_version=version).compact
+    assert effective_config("__consumer_offsets", {"offsets.topic.segment.bytes": "5000"},
+                            kafka_version=V3_9)["segment.bytes"] == 5000
+    # 4.x: the creation config is checked like any topic config, and 5000 is below segment.bytes' 1 MiB minimum
+    with pytest.raises(ConfigError, match="segment.bytes=5000: must be at least 1048576"):
+        effective_config("__consumer_offsets", {"offsets.topic.segment.bytes": "5000"}, kafka_version=V4)
 
 
 @pytest.mark.parametrize(("props", "expected"), [
@@ -102,9 +116,9 @@ log.retention.check.interval.ms=\\
 producer.id.expiration.ms=60000
 remote.log.storage.system.enable=true
 """)
-    broker = load_broker_properties(path)
+    broker = load_broker_properties(path, V4)
     assert "node.id" not in broker and "log.dirs" not in broker  # broker keys that are not log settings
-    c = effective_config("t", broker)
+    c = effective_config("t", broker, kafka_version=V4)
     assert c.retention_bytes == 1073741824 and c["segment.bytes"] == 536870912
     assert c["segment.ms"] == 2 * 3600000
     assert c["segment.jitter.ms"] == 1000  # log.roll.jitter.ms wins over .hours
@@ -123,10 +137,10 @@ remote.log.storage.system.enable=true
 
 
 def test_layers_defaults_broker_topic_what_if() -> None:
-    broker = {"retention.ms": "1000", "retention.bytes": "10", "segment.bytes": "2000"}
-    overrides = {"orders": {"retention.ms": "2000", "segment.bytes": "3000"}, "other": {"retention.ms": "5"}}
+    broker = {"retention.ms": "1000", "retention.bytes": "10", "segment.bytes": "2000000"}
+    overrides = {"orders": {"retention.ms": "2000", "segment.bytes": "3000000"}, "other": {"retention.ms": "5"}}
     c = effective_config("orders", broker, overrides, ["retention.ms=3000"])
-    assert (c.retention_ms, c.retention_bytes, c["segment.bytes"]) == (3000, 10, 3000)
+    assert (c.retention_ms, c.retention_bytes, c["segment.bytes"]) == (3000, 10, 3000000)
     assert c.sources["retention.ms"] == "what-if" and c.sources["segment.bytes"] == "topic"
     assert c.sources["retention.bytes"] == "broker" and c.sources["delete.retention.ms"] == "default"
     assert effective_config("payments", broker, overrides).retention_ms == 1000  # no override: the broker's
@@ -161,7 +175,7 @@ All configs for topic payments are:
   leader.replication.throttled.replicas= sensitive=false synonyms={}
 Configs for topic 'legacy' are retention.ms=1,cleanup.policy=compact,delete,segment.bytes=2000
 """)  # noqa: E501 - kafka-configs prints long lines
-    o = load_topic_overrides(path)
+    o = load_topic_overrides(path, V3_9)
     assert o["orders"] == {"retention.ms": "86400000", "cleanup.policy": "compact,delete"}
     assert o["empty"] == {}
     assert o["payments"] == {"segment.bytes": "1000", "retention.bytes": "5000",
@@ -198,7 +212,7 @@ orders:
 
 @pytest.mark.parametrize(("what_if", "message"), [
     (["retention.ms=abc"], "retention.ms=abc: not a long"),
-    (["segment.bytes=12"], "segment.bytes=12: must be at least 14"),
+    (["segment.bytes=12"], "segment.bytes=12: must be at least 1048576"),
     (["segment.bytes=99999999999"], "segment.bytes=99999999999: not an int"),
     (["retention.ms=-2"], "retention.ms=-2: must be at least -1"),
     (["min.cleanable.dirty.ratio=1.5"], "min.cleanable.dirty.ratio=1.5: must be between 0.0 and 1.0"),
@@ -223,6 +237,8 @@ def test_bad_values_name_the_key_and_value(what_if: list[str], message: str) -> 
 def test_bad_files_name_the_key(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"log.retention.hours=two: not an int"):
         load_broker_properties(write(tmp_path, "a.properties", "log.retention.hours=two\n"))
+    with pytest.raises(ConfigError, match=r"log.segment.bytes=1048575: must be at least 1048576"):
+        load_broker_properties(write(tmp_path, "f.properties", "log.segment.bytes=1048575\n"))
     with pytest.raises(ConfigError, match=r"log.segment.bytes=1k: not an int"):
         load_broker_properties(write(tmp_path, "b.properties", "log.segment.bytes=1k\n"))
     with pytest.raises(ConfigError, match=r"log.cleaner.min.cleanable.ratio=2: must be between"):
@@ -254,7 +270,7 @@ log.cleanup.policy=compact,\\
                    delete
 log.retention.hours=6
 """)
-    c = effective_config("t", load_broker_properties(path))
+    c = effective_config("t", load_broker_properties(path, V3_9), kafka_version=V3_9)
     assert c.retention_ms == 6 * 3600000  # the last occurrence wins, as Properties.load
     assert c["segment.bytes"] == 4096  # a continuation line, leading whitespace dropped
     assert c["message.format.version"] == "café"  # a \\u escape
@@ -333,3 +349,141 @@ def test_accepted_differences_of_the_libraries() -> None:
     # YAML: tabs cannot indent (the hand-written reader took any whitespace)
     with pytest.raises(ConfigError, match=r"t.yaml:2: invalid YAML"):
         parse_topic_overrides("orders:\n\tretention.ms: 5\n", "t.yaml")
+
+
+# --- 3.9 and 4.x: keys, defaults and ranges (3.9.2 LogConfig.java's define chain; 4.4.0 LogConfig.configDefCopy()) --
+
+ADDED_IN_4 = {"internal.segment.bytes", "max.decompressed.message.bytes", "remote.copy.lag.ms",
+              "remote.copy.lag.bytes", "errors.deadletterqueue.group.enable"}
+REMOVED_IN_4 = {"message.format.version", "message.downconversion.enable", "message.timestamp.difference.max.ms"}
+
+
+def test_topic_keys_per_version() -> None:
+    keys = {v: set(topic_defaults(v)) for v in KafkaVersion}
+    assert len(keys[V3_9]) == 36 and len(keys[V4]) == 38  # 4.4.0: 37 documented + the internal one
+    assert keys[V4] - keys[V3_9] == ADDED_IN_4
+    assert keys[V3_9] - keys[V4] == REMOVED_IN_4
+    assert topic_defaults(V4)["internal.segment.bytes"] is None  # defineInternal(..., INT, null, ...)
+    assert topic_defaults(V4)["max.decompressed.message.bytes"] == "2147483639"
+    assert (topic_defaults(V4)["remote.copy.lag.ms"], topic_defaults(V4)["remote.copy.lag.bytes"]) == ("0", "-1")
+
+
+def test_defaults_and_ranges_that_changed() -> None:
+    # message.timestamp.after.max.ms: Long.MAX_VALUE in 3.9.2, one hour in 4.4.0 (ServerLogConfigs)
+    assert effective_config("t", kafka_version=V3_9)["message.timestamp.after.max.ms"] == 2**63 - 1
+    assert effective_config("t", kafka_version=V4)["message.timestamp.after.max.ms"] == 3600000
+    # segment.bytes: atLeast(LegacyRecord.RECORD_OVERHEAD_V0 = 14) in 3.9.2, atLeast(1 MiB) in 4.4.0 (KIP-1030)
+    assert effective_config("t", what_if=["segment.bytes=14"], kafka_version=V3_9)["segment.bytes"] == 14
+    with pytest.raises(ConfigError, match="segment.bytes=13: must be at least 14"):
+        effective_config("t", what_if=["segment.bytes=13"], kafka_version=V3_9)
+    with pytest.raises(ConfigError, match="segment.bytes=1000: must be at least 1048576"):
+        effective_config("t", what_if=["segment.bytes=1000"], kafka_version=V4)
+    assert effective_config("t", what_if=["segment.bytes=1048576"], kafka_version=V4)["segment.bytes"] == 1048576
+    # compression.gzip.level: "[1,...,9] or -1" in both (GzipCompression.LevelValidator)
+    for version in KafkaVersion:
+        assert effective_config("t", what_if=["compression.gzip.level=5"], kafka_version=version)
+        with pytest.raises(ConfigError, match="compression.gzip.level=0: must be -1 or between 1 and 9"):
+            effective_config("t", what_if=["compression.gzip.level=0"], kafka_version=version)
+
+
+def test_internal_segment_bytes_is_the_segment_size_in_4x() -> None:
+    c = effective_config("t", overrides={"t": {"internal.segment.bytes": "1000"}}, kafka_version=V4)
+    assert c["segment.bytes"] == 1073741824 and c.segment_size == 1000  # LogConfig.segmentSize()
+    assert TopicConfigs(overrides={"t": {"internal.segment.bytes": "1000"}}).rows(["t"])[0]["segmentBytes"] == 1000
+    assert "internal.segment.bytes" not in effective_config("t", kafka_version=V4).as_strings()  # null: not shown
+    # no validator (a 4.4.0 broker accepts -5 too), but it must be an int
+    assert effective_config("t", what_if=["internal.segment.bytes=-5"], kafka_version=V4).segment_size == -5
+    with pytest.raises(ConfigError, match="internal.segment.bytes=abc: not an int"):
+        effective_config("t", what_if=["internal.segment.bytes=abc"], kafka_version=V4)
+    # 3.9 does not know it: what a 3.9.2 AdminClient call gets too ("Unknown topic config name")
+    with pytest.raises(ConfigError, match=r"internal.segment.bytes=1000: not a config of Kafka 3.9 \(added in 4.x\)"):
+        effective_config("t", what_if=["internal.segment.bytes=1000"], kafka_version=V3_9)
+
+
+def test_removed_keys_under_4x(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    # setting one (--set) is rejected, as a 4.4.0 broker's CreateTopics/AlterConfigs reject it
+    with pytest.raises(ConfigError, match=r"message.format.version=3.0: removed in Kafka 4.0"):
+        effective_config("t", what_if=["message.format.version=3.0"], kafka_version=V4)
+    assert effective_config("t", what_if=["message.format.version=3.0"], kafka_version=V3_9)[
+        "message.format.version"] == "3.0"
+    # a stored override (a cluster upgraded from 3.9) is ignored, as the 4.x broker's LogConfig ignores it
+    path = write(tmp_path, "t.ini", "[orders]\nmessage.format.version = 2.8\nretention.ms = 5\n")
+    with caplog.at_level("WARNING"):
+        assert load_topic_overrides(path, V4) == {"orders": {"retention.ms": "5"}}
+    assert "ignoring message.format.version=2.8 of topic orders: removed in Kafka 4.0" in caplog.text
+    assert load_topic_overrides(path, V3_9)["orders"]["message.format.version"] == "2.8"
+    # in server.properties: ignored with a warning, as a 4.4.0 broker starts with it (test_topic_config_broker)
+    props = write(tmp_path, "server.properties", "log.message.format.version=3.0\nlog.retention.hours=1\n")
+    caplog.clear()
+    with caplog.at_level("WARNING"):
+        assert load_broker_properties(props, V4) == {"retention.ms": "3600000"}
+    assert "ignoring log.message.format.version: not a broker config of Kafka 4.x" in caplog.text
+    assert load_broker_properties(props, V3_9)["message.format.version"] == "3.0"
+
+
+def test_4x_only_keys_under_3_9(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    with pytest.raises(ConfigError, match=r"remote.copy.lag.ms=5: not a config of Kafka 3.9 \(added in 4.x\) "
+                                          r"\(topic orders"):
+        load_topic_overrides(write(tmp_path, "t.ini", "[orders]\nremote.copy.lag.ms = 5\n"), V3_9)
+    props = write(tmp_path, "server.properties", "max.decompressed.message.bytes=5000\n")
+    with caplog.at_level("WARNING"):
+        assert load_broker_properties(props, V3_9) == {}
+    assert "ignoring max.decompressed.message.bytes: not a broker config of Kafka 3.9" in caplog.text
+    assert effective_config("t", load_broker_properties(props, V4), kafka_version=V4)[
+        "max.decompressed.message.bytes"] == 5000
+
+
+def test_timestamp_difference_fallback_in_3_9() -> None:
+    # KafkaConfig.logMessageTimestampBeforeMaxMs/AfterMaxMs (3.9.2 KafkaConfig.scala:490-510): left at their
+    # default, the broker's before/after bounds are log.message.timestamp.difference.max.ms
+    props = {"log.message.timestamp.difference.max.ms": "1000", "log.message.timestamp.after.max.ms": "7"}
+    c = effective_config("t", broker_properties_to_config(props, V3_9), kafka_version=V3_9)
+    assert (c["message.timestamp.before.max.ms"], c["message.timestamp.after.max.ms"]) == (1000, 7)
+    # LogConfig.getMessageTimestampBeforeMaxMs/AfterMaxMs (3.9.2 LogConfig.java:461-479): the same per topic
+    c = effective_config("t", what_if=["message.timestamp.difference.max.ms=5"], kafka_version=V3_9)
+    assert (c["message.timestamp.before.max.ms"], c["message.timestamp.after.max.ms"]) == (5, 5)
+    assert c.raw["message.timestamp.before.max.ms"] == str(2**63 - 1)  # printed as set
+    c = effective_config("t", broker_properties_to_config(props, V4), kafka_version=V4)  # 4.x: no such key
+    assert (c["message.timestamp.before.max.ms"], c["message.timestamp.after.max.ms"]) == (2**63 - 1, 7)
+
+
+def test_internal_topics_per_version() -> None:
+    # __transaction_state: min.insync.replicas = transaction.state.log.min.isr (default 2, TransactionLogConfig(s))
+    for version in KafkaVersion:
+        c = effective_config("__transaction_state", kafka_version=version)
+        assert (c["min.insync.replicas"], c["compression.type"], c.sources["min.insync.replicas"]) == (
+            2, "uncompressed", "internal")
+    # __share_group_state: ShareCoordinatorService.shareGroupStateTopicConfigs (4.4.0); 3.9 creates none
+    share = effective_config("__share_group_state", {"share.coordinator.state.topic.segment.bytes": "2097152"},
+                             kafka_version=V4)
+    assert share.cleanup_policy == {"delete"} and share.retention_ms == -1 and share["segment.bytes"] == 2097152
+    assert share["min.insync.replicas"] == 2 and share.is_internal
+    assert effective_config("__share_group_state", kafka_version=V3_9).sources["retention.ms"] == "default"
+    # __remote_log_metadata: TopicBasedRemoteLogMetadataManager's CreateTopics configs (+ min ISR 2 in 4.4.0)
+    for version, min_isr in ((V3_9, 1), (V4, 2)):
+        rlmm = effective_config("__remote_log_metadata", kafka_version=version)
+        assert (rlmm.retention_ms, rlmm["min.insync.replicas"], rlmm.remote_log_enabled) == (-1, min_isr, False)
+
+
+def test_cluster_metadata_is_configured_from_metadata_settings_only() -> None:
+    # KafkaMetadataLog.apply (3.9.2) / KafkaRaftLog.createLog (4.4.0): a LogConfig of its own properties
+    broker = broker_properties_to_config({"log.retention.hours": "1", "log.segment.bytes": "2097152",
+                                          "metadata.log.segment.bytes": "16777216", "metadata.log.segment.ms": "60000"})
+    c = effective_config("__cluster_metadata", broker)
+    assert (c.retention_ms, c.retention_bytes) == (-1, -1)  # snapshots, not retention, bound it
+    assert (c["segment.bytes"], c["segment.ms"], c["max.message.bytes"]) == (16777216, 60000, 8388608)
+    assert effective_config("t", broker)["segment.bytes"] == 2097152  # an ordinary topic takes log.segment.bytes
+    # metadata.log.segment.bytes: [12,...] in 3.9.2 (KRaftConfigs), [8388608,...] in 4.4.0 (MetadataLogConfig)
+    with pytest.raises(ConfigError, match="metadata.log.segment.bytes=1048576: must be at least 8388608"):
+        broker_properties_to_config({"metadata.log.segment.bytes": "1048576"}, V4)
+    assert broker_properties_to_config({"metadata.log.segment.bytes": "1048576"}, V3_9)
+
+
+def test_versions_are_named_and_shown() -> None:
+    assert effective_config("t", kafka_version="3.9.2").kafka_version is V3_9
+    assert effective_config("t", kafka_version="4.4.0").kafka_version is V4
+    assert effective_config("t").kafka_version is V4  # the newest by default
+    rows = TopicConfigs(kafka_version="3.9").rows(["t"])
+    assert rows[0]["kafkaVersion"] == "3.9" and rows[0]["segmentBytes"] == 1073741824
+    assert TopicConfigs.of({"t": effective_config("t", kafka_version=V3_9)}).kafka_version is V3_9
+    assert TopicConfigs(kafka_version=V3_9).with_what_if(["retention.ms=1"]).kafka_version is V3_9

@@ -22,7 +22,8 @@ from ..config.topic_configs import COLUMNS, TopicConfigs
 _TYPES = {"cleanupPolicy": StringType(), "remoteStorageEnable": BooleanType(), "minCleanableDirtyRatio": DoubleType()}
 
 TOPIC_CONFIGS = StructType(
-    [StructField("topic", StringType())]
+    [StructField("topic", StringType()),
+     StructField("kafkaVersion", StringType())]  # whose keys, defaults and ranges: 3.9 or 4.x (--kafka-version)
     + [StructField(column, _TYPES.get(column, LongType())) for column in COLUMNS.values()]
     + [StructField("values", MapType(StringType(), StringType())),  # every effective value, as Kafka prints it
        StructField("sources", MapType(StringType(), StringType()))]  # default | broker | internal | topic | what-if

@@ -60,9 +60,9 @@ def run(args: argparse.Namespace) -> int:
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("compaction-preview", help="what the log cleaner would do now to each compacted partition",
-                       description="Preview the Kafka 3.9 log cleaner's next pass over every compacted partition: "
-                                   "first dirty/uncleanable offsets, dirty ratio, whether and in which order it "
-                                   "cleans, what each pass removes.")
+                       description="Preview the log cleaner's (of --kafka-version) next pass over every "
+                                   "compacted partition: first dirty/uncleanable offsets, dirty ratio, whether "
+                                   "and in which order it cleans, what each pass removes.")
     p.add_argument("log_dirs", nargs="+", metavar="LOGDIR", help="broker log dirs or partition dirs")
     add_config_arguments(p)
     p.add_argument("--now", metavar="ISO8601|epoch-ms", help="the clean time to assume (default: now)")

@@ -118,9 +118,11 @@ def _named(option: str, path: str | None, load: Callable[[], T]) -> T:
 
 
 def topic_configs(broker: str | None, overrides: str | None, what_if: list[str] | None = None, *,
-                  names: tuple[str, str] = ("--broker-config", "--topic-config")):
-    """The topics' configs from ``--broker-config``, ``--topic-config`` and ``--set`` (merged on top), each
-    layer checked on its own so that a bad value is blamed on the option (of ``names``) that gave it."""
+                  names: tuple[str, str] = ("--broker-config", "--topic-config"),
+                  kafka_version: KafkaVersion = LATEST):
+    """The topics' configs from ``--broker-config``, ``--topic-config`` and ``--set`` (merged on top) by
+    ``kafka_version``'s rules, each layer checked on its own so that a bad value is blamed on the option (of
+    ``names``) that gave it."""
     from ..config import TopicConfigs, parse_assignments
 
     broker_name, overrides_name = names
@@ -128,9 +130,10 @@ def topic_configs(broker: str | None, overrides: str | None, what_if: list[str] 
         check_path(broker, broker_name)
     if overrides is not None:
         check_path(overrides, overrides_name)
-    configs = _named(broker_name, broker, lambda: TopicConfigs(broker))
+    configs = _named(broker_name, broker, lambda: TopicConfigs(broker, kafka_version=kafka_version))
     if overrides is not None:
-        configs = _named(overrides_name, overrides, lambda: TopicConfigs(configs.broker, overrides))
+        configs = _named(overrides_name, overrides,
+                         lambda: TopicConfigs(configs.broker, overrides, kafka_version=kafka_version))
     if what_if:
         assignments = _named("--set", None, lambda: parse_assignments(what_if))
         configs = _named("--set", None, lambda: configs.with_what_if(assignments))
@@ -138,8 +141,9 @@ def topic_configs(broker: str | None, overrides: str | None, what_if: list[str] 
 
 
 def configs_of(args: argparse.Namespace, what_if: list[str] | None = None):
-    """:func:`topic_configs` of a command's ``--broker-config`` and ``--topic-config``."""
-    return topic_configs(getattr(args, "broker_config", None), getattr(args, "topic_config", None), what_if)
+    """:func:`topic_configs` of a command's ``--broker-config``, ``--topic-config`` and ``--kafka-version``."""
+    return topic_configs(getattr(args, "broker_config", None), getattr(args, "topic_config", None), what_if,
+                         kafka_version=getattr(args, "kafka_version", LATEST))
 
 
 def kafka_version_arg(text: str) -> KafkaVersion:

@@ -7,6 +7,7 @@ import argparse
 import os
 from pathlib import Path
 
+from .inputs import add_kafka_version
 from .nightly_config import load_config
 from .output import print_table, progress
 from .runtime import spark_session, usage_errors
@@ -38,4 +39,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                                   ("demo", "the nightly job on the demo corpus shipped with kafkalog-spark into "
                                            "./warehouse", demo)):
         p = sub.add_parser(name, help=help_, parents=[build_parser()], add_help=False, conflict_handler="resolve")
-        p.set_defaults(func=run_nightly, **defaults)
+        add_kafka_version(p)
+        # not given: [configs] kafka_version of the file decides (else the newest)
+        p.set_defaults(func=run_nightly, kafka_version=None, **defaults)

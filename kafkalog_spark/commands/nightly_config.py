@@ -34,7 +34,9 @@ def _from_file(path: str, overrides: dict):
         return NightlyConfig.load(path, **overrides)
     except tomllib.TOMLDecodeError as e:
         raise UsageError(f"--config {path}: invalid TOML: {e}") from e
-    except ValueError as e:  # the [output] table names no location, or two
+    except ValueError as e:  # the [output] table names no location, or two; or a bad [configs] kafka_version
+        if str(e).startswith("["):
+            raise UsageError(f"--config {path}: {e}") from e
         raise UsageError(f"--config {path}: [output]: {e}; or give --warehouse or --schema") from e
 
 
@@ -50,7 +52,8 @@ def load_config(args: argparse.Namespace):
         except ValueError as e:
             raise UsageError(f"--snapshot-id: {e}") from e
     overrides = {"snapshot_id": args.snapshot_id, "location": location,
-                 "log_dirs": tuple(args.log_dirs) if args.log_dirs else None}
+                 "log_dirs": tuple(args.log_dirs) if args.log_dirs else None,
+                 "kafka_version": getattr(args, "kafka_version", None)}  # None: the file's, else the newest
     if args.config:
         config = _from_file(args.config, overrides)
     elif location is None:
@@ -66,5 +69,6 @@ def load_config(args: argparse.Namespace):
     if warehouse is not None and os.path.exists(warehouse) and not os.path.isdir(warehouse):
         raise UsageError(f"--warehouse {config.location.warehouse}: not a directory")
     topic_configs(config.broker_config, config.topic_config,
-                  names=("[configs] broker_properties", "[configs] topic_overrides"))
+                  names=("[configs] broker_properties", "[configs] topic_overrides"),
+                  kafka_version=config.kafka_version)
     return config

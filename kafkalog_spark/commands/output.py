@@ -13,7 +13,10 @@ import sys
 from collections.abc import Iterable, Sequence
 from typing import TextIO
 
-from .inputs import parse_time  # noqa: F401 - re-exported: the commands and their tests import it from here
+from .inputs import (
+    add_kafka_version,
+    parse_time,  # noqa: F401 - re-exported: the commands and their tests import it from here
+)
 
 # Columns holding epoch milliseconds that mean a point in time (not a duration such as retentionMs).
 TIME_COLUMNS = frozenset({
@@ -69,7 +72,9 @@ def _plain(v: object) -> object:
 
 
 def add_config_arguments(p: argparse.ArgumentParser, what_if: bool = True) -> None:
-    """The topic-configuration options the commands share (``--set`` only where a what-if means something)."""
+    """The topic-configuration options the commands share (``--set`` only where a what-if means something), and
+    ``--kafka-version``: whose config keys, defaults and ranges apply (and whose cleaner, where one is modelled)."""
+    add_kafka_version(p)
     p.add_argument("--broker-config", metavar="server.properties", help="the broker's server.properties")
     p.add_argument("--topic-config", metavar="FILE",
                    help="per-topic overrides: kafka-configs --describe output, [topic] INI sections, YAML or JSON")

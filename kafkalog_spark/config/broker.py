@@ -11,48 +11,36 @@
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Mapping
 from os import PathLike
 
 import javaproperties
 
-from .keys import BROKER_DEFAULTS, INT32_RANGE, INT64_RANGE
-from .values import JAVA_INTEGER, ConfigError, parse_value, read_config_text
+from ..kafka_versions import LATEST, KafkaVersion, parse_kafka_version
+from .keys import BROKER_KEYS, INT32_RANGE, INT64_RANGE, TOPIC_KEYS, broker_defaults
+from .values import (
+    DIFFERENCE,
+    JAVA_INTEGER,
+    TIMESTAMP_BOUNDS,
+    ConfigError,
+    parse_value,
+    read_config_text,
+    timestamp_bound,
+)
 
 _HOUR_MS = 3_600_000
 _MINUTE_MS = 60_000
 
-# Broker key -> topic key, for the keys that are copied as they are (ServerTopicConfigSynonyms).
-_BROKER_SAME: dict[str, str] = {
-    "log.segment.bytes": "segment.bytes",
-    "log.index.size.max.bytes": "segment.index.bytes",
-    "log.flush.interval.messages": "flush.messages",
-    "log.retention.bytes": "retention.bytes",
-    "message.max.bytes": "max.message.bytes",
-    "log.index.interval.bytes": "index.interval.bytes",
-    "log.cleaner.delete.retention.ms": "delete.retention.ms",
-    "log.cleaner.min.compaction.lag.ms": "min.compaction.lag.ms",
-    "log.cleaner.max.compaction.lag.ms": "max.compaction.lag.ms",
-    "log.segment.delete.delay.ms": "file.delete.delay.ms",
-    "log.cleaner.min.cleanable.ratio": "min.cleanable.dirty.ratio",
-    "log.cleanup.policy": "cleanup.policy",
-    "unclean.leader.election.enable": "unclean.leader.election.enable",
-    "min.insync.replicas": "min.insync.replicas",
-    "compression.type": "compression.type",
-    "compression.gzip.level": "compression.gzip.level",
-    "compression.lz4.level": "compression.lz4.level",
-    "compression.zstd.level": "compression.zstd.level",
-    "log.preallocate": "preallocate",
-    "log.message.format.version": "message.format.version",
-    "log.message.timestamp.type": "message.timestamp.type",
-    "log.message.timestamp.before.max.ms": "message.timestamp.before.max.ms",
-    "log.message.timestamp.after.max.ms": "message.timestamp.after.max.ms",
-    "log.message.timestamp.difference.max.ms": "message.timestamp.difference.max.ms",
-    "log.message.downconversion.enable": "message.downconversion.enable",
-    "log.local.retention.ms": "local.retention.ms",
-    "log.local.retention.bytes": "local.retention.bytes",
-}
+log = logging.getLogger(__name__)
+
+
+def _broker_same(version: KafkaVersion) -> dict[str, str]:
+    """Broker key -> topic key, for the keys copied as they are (ServerTopicConfigSynonyms of ``version``)."""
+    return {k.synonym: k.name for k in TOPIC_KEYS if k.synonym and version in k.versions}
+
+
 # Topic key -> broker synonyms in priority order, each with its unit in ms (1 = already ms).
 _BROKER_TIME: dict[str, tuple[tuple[str, int], ...]] = {
     "retention.ms": (("log.retention.ms", 1), ("log.retention.minutes", _MINUTE_MS), ("log.retention.hours", _HOUR_MS)),
@@ -72,10 +60,29 @@ def _synonym_millis(broker_key: str, text: str, unit: int) -> int:
     return int(text) * unit
 
 
-def broker_properties_to_config(props: Mapping[str, str]) -> dict[str, str]:
-    """Map raw broker properties to topic keys (and the broker-only keys kept under their names)."""
+def _other_versions_keys(version: KafkaVersion) -> dict[str, str]:
+    """Broker keys another version knows and ``version`` does not -> the version(s) that know them."""
+    out = {}
+    for k in (*TOPIC_KEYS, *BROKER_KEYS):
+        name = k.synonym if not k.broker_only else k.name
+        if name and version not in k.versions:
+            out[name] = " and ".join(v.value for v in k.versions)
+    return out
+
+
+def broker_properties_to_config(props: Mapping[str, str], kafka_version: KafkaVersion | str = LATEST
+                                ) -> dict[str, str]:
+    """Map raw broker properties to topic keys (and the broker-only keys kept under their names), as a
+    ``kafka_version`` broker does. A key only another version knows (4.x: ``log.message.format.version``) is
+    ignored with a warning, as the broker's KafkaConfig logs an unused key and starts."""
+    kafka_version = parse_kafka_version(kafka_version)
     out: dict[str, str] = {}
-    for broker_key, topic_key in _BROKER_SAME.items():
+    same = _broker_same(kafka_version)
+    for broker_key, known_in in _other_versions_keys(kafka_version).items():
+        if broker_key in props and broker_key not in same:
+            log.warning("ignoring %s: not a broker config of Kafka %s (only %s)", broker_key,
+                        kafka_version.value, known_in)
+    for broker_key, topic_key in same.items():
         if broker_key in props:
             out[topic_key] = props[broker_key].strip()
     for topic_key, synonyms in _BROKER_TIME.items():
@@ -86,22 +93,27 @@ def broker_properties_to_config(props: Mapping[str, str]) -> dict[str, str]:
             if topic_key == "retention.ms" and millis < 0:
                 millis = -1  # KafkaConfig.logRetentionTimeMillis: any negative value means "no limit"
             out[topic_key] = str(millis)
-    for key in BROKER_DEFAULTS:
+    for key in broker_defaults(kafka_version):
         if key in props:
             out[key] = props[key].strip()
     for key, value in out.items():  # fail here, naming the broker's key, rather than later
         try:
-            parse_value(key, value)
+            parse_value(key, value, kafka_version)
         except ConfigError as e:
-            broker_key = _broker_name(key, props)
+            broker_key = _broker_name(key, props, same)
             why = str(e)[len(f"{key}={value}: "):]
             raise ConfigError(f"{broker_key}={props.get(broker_key, value)}: {why}",
                               broker_key, props.get(broker_key, value)) from None
+    if DIFFERENCE in out:  # 3.9: the broker's before/after bounds fall back to the difference (KafkaConfig)
+        difference = parse_value(DIFFERENCE, out[DIFFERENCE], kafka_version)
+        for key in TIMESTAMP_BOUNDS:
+            own = parse_value(key, out[key], kafka_version) if key in out else INT64_RANGE[1]
+            out[key] = str(timestamp_bound(own, difference))
     return out
 
 
-def _broker_name(topic_key: str, props: Mapping[str, str]) -> str:
-    for broker_key, mapped in _BROKER_SAME.items():
+def _broker_name(topic_key: str, props: Mapping[str, str], same: Mapping[str, str]) -> str:
+    for broker_key, mapped in same.items():
         if mapped == topic_key and broker_key in props:
             return broker_key
     for broker_key, _unit in _BROKER_TIME.get(topic_key, ()):
@@ -126,6 +138,6 @@ def _read_properties(text: str, where: str) -> dict[str, str]:
     return props
 
 
-def load_broker_properties(path: str | PathLike[str]) -> dict[str, str]:
+def load_broker_properties(path: str | PathLike[str], kafka_version: KafkaVersion | str = LATEST) -> dict[str, str]:
     """A broker's ``server.properties`` as topic-level keys (see the module docstring), plus broker-only keys."""
-    return broker_properties_to_config(_read_properties(read_config_text(path), str(path)))
+    return broker_properties_to_config(_read_properties(read_config_text(path), str(path)), kafka_version)

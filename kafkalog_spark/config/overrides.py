@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import configparser
 import json
+import logging
 import re
 from collections.abc import Iterable, Mapping
 from os import PathLike
@@ -35,8 +36,11 @@ from typing import Any
 
 import yaml
 
-from .keys import KAFKA_DEFAULTS
+from ..kafka_versions import LATEST, KafkaVersion, parse_kafka_version
+from .keys import known_in, not_in_version, topic_defaults
 from .values import ConfigError, parse_value, read_config_text
+
+log = logging.getLogger(__name__)
 
 Overrides = dict[str, dict[str, str]]
 
@@ -173,15 +177,34 @@ def parse_topic_overrides(text: str, where: str = "<text>") -> dict[str, dict[st
     return _parse_yaml(text, where)
 
 
-def load_topic_overrides(path: str | PathLike[str]) -> dict[str, dict[str, str]]:
-    """Per-topic overrides from a file: kafka-configs output, INI sections, YAML or JSON; values validated."""
+def load_topic_overrides(path: str | PathLike[str], kafka_version: KafkaVersion | str = LATEST
+                         ) -> dict[str, dict[str, str]]:
+    """Per-topic overrides from a file: kafka-configs output, INI sections, YAML or JSON; values validated by
+    ``kafka_version``'s rules. A key only an older version knows (under 4.x: ``message.format.version``) is
+    dropped with a warning: a cluster upgraded to 4.x may still store it, and its broker ignores it when it
+    builds the topic's LogConfig. A key ``kafka_version`` does not know yet, or no version knows, is an error."""
+    kafka_version = parse_kafka_version(kafka_version)
     overrides = parse_topic_overrides(read_config_text(path), str(path))
+    keys = topic_defaults(kafka_version)
     for topic, values in overrides.items():
-        for key, value in values.items():
-            if key not in KAFKA_DEFAULTS:
-                raise ConfigError(f"{key}={value}: unknown topic config key (topic {topic} in {path})", key, value)
-            parse_value(key, value)
+        for key, value in list(values.items()):
+            if key not in keys:
+                if is_removed(key, kafka_version):
+                    log.warning("%s: ignoring %s=%s of topic %s: %s", path, key, value, topic,
+                                not_in_version(key, kafka_version))
+                    del values[key]
+                    continue
+                why = not_in_version(key, kafka_version)
+                what = "unknown topic config key" if why == "unknown" else why
+                raise ConfigError(f"{key}={value}: {what} (topic {topic} in {path})", key, value)
+            parse_value(key, value, kafka_version)
     return overrides
+
+
+def is_removed(key: str, kafka_version: KafkaVersion) -> bool:
+    """``key`` was a topic config of an older version only (StrEnum order: "3.9" < "4.x")."""
+    versions = known_in(key)
+    return bool(versions) and all(v < kafka_version for v in versions)
 
 
 def parse_assignments(items: Iterable[str] | Mapping[str, str] | None) -> dict[str, str]:

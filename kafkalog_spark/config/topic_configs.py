@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Mapping
 from os import PathLike
 from typing import Any
 
+from ..kafka_versions import LATEST, KafkaVersion, parse_kafka_version
 from .broker import load_broker_properties
 from .overrides import load_topic_overrides, parse_assignments
 from .topic_config import TopicConfig, effective_config
@@ -26,7 +27,7 @@ COLUMNS = {
     "local.retention.ms": "localRetentionMs",
     "local.retention.bytes": "localRetentionBytes",
     "remote.storage.enable": "remoteStorageEnable",
-    "segment.bytes": "segmentBytes",
+    "segment.bytes": "segmentBytes",  # LogConfig.segmentSize(): internal.segment.bytes when set (4.x)
     "segment.ms": "segmentMs",
     "segment.index.bytes": "segmentIndexBytes",
     "min.cleanable.dirty.ratio": "minCleanableDirtyRatio",
@@ -40,13 +41,17 @@ ConfigSource = Any  # TopicConfigs | Mapping[str, TopicConfig | Mapping[str, str
 
 class TopicConfigs:
     """Kafka's defaults < ``broker`` (server.properties) < the internal topics' own configs < ``overrides[topic]``
-    < ``what_if`` (applied to every topic), per topic. ``broker`` and ``overrides`` may be paths."""
+    < ``what_if`` (applied to every topic), per topic, each by ``kafka_version``'s keys, defaults and ranges
+    (:mod:`.keys`). ``broker`` and ``overrides`` may be paths."""
 
     def __init__(self, broker: Mapping[str, str] | str | PathLike[str] | None = None,
                  overrides: Mapping[str, Mapping[str, str]] | str | PathLike[str] | None = None,
-                 what_if: Mapping[str, str] | Iterable[str] | None = None):
-        self.broker = load_broker_properties(broker) if isinstance(broker, str | PathLike) else dict(broker or {})
-        self.overrides = (load_topic_overrides(overrides) if isinstance(overrides, str | PathLike)
+                 what_if: Mapping[str, str] | Iterable[str] | None = None,
+                 kafka_version: KafkaVersion | str = LATEST):
+        self.kafka_version = version = parse_kafka_version(kafka_version)
+        self.broker = (load_broker_properties(broker, version) if isinstance(broker, str | PathLike)
+                       else dict(broker or {}))
+        self.overrides = (load_topic_overrides(overrides, version) if isinstance(overrides, str | PathLike)
                           else {t: dict(kv) for t, kv in (overrides or {}).items()})
         self.what_if = parse_assignments(what_if)
         self._resolved: dict[str, TopicConfig] = {}
@@ -59,7 +64,7 @@ class TopicConfigs:
         if config is None:
             config = self._fixed(topic) if self._fixed is not None else None
             if config is None:
-                config = effective_config(topic, self.broker, self.overrides, self.what_if)
+                config = effective_config(topic, self.broker, self.overrides, self.what_if, self.kafka_version)
             self._resolved[topic] = config
         return config
 
@@ -71,36 +76,42 @@ class TopicConfigs:
 
     def with_what_if(self, what_if: Mapping[str, str] | Iterable[str]) -> TopicConfigs:
         """The same layers with a what-if on top (``--set``), for side-by-side plans."""
-        return TopicConfigs(self.broker, self.overrides, {**self.what_if, **parse_assignments(what_if)})
+        return TopicConfigs(self.broker, self.overrides, {**self.what_if, **parse_assignments(what_if)},
+                            self.kafka_version)
 
     @classmethod
-    def of(cls, configs: ConfigSource) -> TopicConfigs:
+    def of(cls, configs: ConfigSource, kafka_version: KafkaVersion | str | None = None) -> TopicConfigs:
         """What the analyses accept, as one resolver: a TopicConfigs; None (Kafka's defaults); a mapping of topic
         -> TopicConfig (topics it lacks get Kafka's defaults) or topic -> {Kafka key: value} (per-topic
-        overrides); or a callable topic -> TopicConfig."""
+        overrides); or a callable topic -> TopicConfig. ``kafka_version`` (default: the newest, or the version
+        of the mapping's TopicConfigs) applies to what is resolved here, not to a TopicConfigs given whole."""
         if isinstance(configs, TopicConfigs):
             return configs
+        if kafka_version is None and isinstance(configs, Mapping):
+            kafka_version = next((v.kafka_version for v in configs.values() if isinstance(v, TopicConfig)), None)
+        version = kafka_version or LATEST
         if configs is None:
-            return cls()
+            return cls(kafka_version=version)
         if callable(configs) and not isinstance(configs, Mapping):
-            out = cls()
+            out = cls(kafka_version=version)
             out._fixed = configs
             return out
         if all(isinstance(v, TopicConfig) for v in configs.values()):
-            out = cls()
+            out = cls(kafka_version=version)
             out._fixed = configs.get
             return out
-        return cls(overrides=configs)
+        return cls(overrides=configs, kafka_version=version)
 
     def rows(self, topics: Iterable[str]) -> list[dict[str, Any]]:
         """One row per topic: the settings the analyses read (:data:`COLUMNS`), every effective value as Kafka
-        prints it, and the layer each came from (default, broker, internal, topic, what-if)."""
+        prints it, the layer each came from (default, broker, internal, topic, what-if) and the Kafka version
+        whose rules were applied (``kafkaVersion``: 3.9 or 4.x)."""
         out = []
         for topic in sorted(set(topics)):
             c = self[topic]
-            row: dict[str, Any] = {"topic": topic}
+            row: dict[str, Any] = {"topic": topic, "kafkaVersion": c.kafka_version.value}
             for key, column in COLUMNS.items():
-                value = c[key]
+                value = c.segment_size if key == "segment.bytes" else c[key]
                 row[column] = ",".join(sorted(value)) if key == "cleanup.policy" else value
             row["values"] = c.as_strings()
             row["sources"] = dict(c.sources)

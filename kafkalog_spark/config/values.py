@@ -7,7 +7,8 @@ from os import PathLike
 from pathlib import Path
 from typing import Any
 
-from .keys import INT32_RANGE, INT64_RANGE, SPEC
+from ..kafka_versions import LATEST, KafkaVersion
+from .keys import INT32_RANGE, INT64_RANGE, not_in_version, specs
 
 JAVA_INTEGER = re.compile(r"[+-]?[0-9]+")  # what Long.parseLong / Integer.parseInt accept (ASCII digits)
 
@@ -37,23 +38,32 @@ def _bounds_message(lo: Any, hi: Any) -> str:
     return f"must be between {lo} and {hi}"
 
 
-def parse_value(key: str, text: str) -> Any:
-    """Parse and validate one value as Kafka's ConfigDef would; ConfigError names ``key=text`` on failure."""
-    if key not in SPEC:
-        raise ConfigError(f"{key}={text}: unknown config key", key, text)
-    kind, constraint = SPEC[key]
+_INT_RANGES = {"long": INT64_RANGE, "int": INT32_RANGE, "short": (-(2**15), 2**15 - 1)}
+
+
+def parse_value(key: str, text: str | None, version: KafkaVersion = LATEST) -> Any:
+    """Parse and validate one value as ``version``'s ConfigDef would; ConfigError names ``key=text`` on failure.
+    None (a key without a default, such as 4.x's internal.segment.bytes, left unset) stays None."""
+    spec = specs(version).get(key)
+    if spec is None:
+        why = not_in_version(key, version)
+        raise ConfigError(f"{key}={text}: {'unknown config key' if why == 'unknown' else why}", key, text)
+    if text is None:
+        return None
+    kind, constraint = spec.type, spec.valid
     value_text = str(text).strip()
 
     def bad(why: str) -> ConfigError:
         return ConfigError(f"{key}={text}: {why}", key, str(text))
 
-    if kind in ("long", "int"):
+    if kind in _INT_RANGES:
+        article = "an int" if kind == "int" else f"a {kind}"
         if not JAVA_INTEGER.fullmatch(value_text):
-            raise bad(f"not {'a long' if kind == 'long' else 'an int'}")
+            raise bad(f"not {article}")
         value: Any = int(value_text)
-        lo, hi = INT64_RANGE if kind == "long" else INT32_RANGE
+        lo, hi = _INT_RANGES[kind]
         if not lo <= value <= hi:
-            raise bad(f"not {'a long' if kind == 'long' else 'an int'} (out of range)")
+            raise bad(f"not {article} (out of range)")
     elif kind == "double":
         try:
             value = float(value_text)
@@ -81,4 +91,19 @@ def parse_value(key: str, text: str) -> Any:
         lo, hi = constraint
         if (lo is not None and value < lo) or (hi is not None and value > hi):
             raise bad(_bounds_message(lo, hi))
+    elif hasattr(constraint, "check"):  # a validator of its own (keys.GzipLevel)
+        why = constraint.check(value)
+        if why:
+            raise bad(why)
     return value
+
+
+TIMESTAMP_BOUNDS = ("message.timestamp.before.max.ms", "message.timestamp.after.max.ms")
+DIFFERENCE = "message.timestamp.difference.max.ms"  # 3.9 only (removed in 4.0)
+
+
+def timestamp_bound(own: int, difference: int) -> int:
+    """3.9's transition rule for message.timestamp.before/after.max.ms: left at Long.MAX_VALUE, the deprecated
+    message.timestamp.difference.max.ms applies (LogConfig.getMessageTimestampBeforeMaxMs/AfterMaxMs, and
+    KafkaConfig.logMessageTimestampBeforeMaxMs/AfterMaxMs for the log.* broker keys, 3.9.2)."""
+    return own if own != INT64_RANGE[1] else difference
