@@ -376,7 +376,8 @@ def test_defaults_and_ranges_that_changed() -> None:
     assert effective_config("t", what_if=["segment.bytes=14"], kafka_version=V3_9)["segment.bytes"] == 14
     with pytest.raises(ConfigError, match="segment.bytes=13: must be at least 14"):
         effective_config("t", what_if=["segment.bytes=13"], kafka_version=V3_9)
-    with pytest.raises(ConfigError, match="segment.bytes=1000: must be at least 1048576"):
+    with pytest.raises(ConfigError, match=r"segment.bytes=1000: must be at least 1048576 in Kafka 4.x \(Kafka 3.9 "
+                                          r"allows it: --kafka-version 3.9\)"):
         effective_config("t", what_if=["segment.bytes=1000"], kafka_version=V4)
     assert effective_config("t", what_if=["segment.bytes=1048576"], kafka_version=V4)["segment.bytes"] == 1048576
     # compression.gzip.level: "[1,...,9] or -1" in both (GzipCompression.LevelValidator)

@@ -41,6 +41,20 @@ def _bounds_message(lo: Any, hi: Any) -> str:
 _INT_RANGES = {"long": INT64_RANGE, "int": INT32_RANGE, "short": (-(2**15), 2**15 - 1)}
 
 
+def _in_range(value: Any, bounds: tuple[Any, Any]) -> bool:
+    lo, hi = bounds
+    return (lo is None or value >= lo) and (hi is None or value <= hi)
+
+
+def _other_versions_allow(key: str, value: Any, version: KafkaVersion) -> str:
+    """A hint when the range is the version's own, e.g. segment.bytes=1000 is fine in 3.9 but not in 4.x."""
+    others = [v for v in KafkaVersion if v is not version and key in specs(v)
+              and isinstance(specs(v)[key].valid, tuple) and _in_range(value, specs(v)[key].valid)]
+    if not others:
+        return ""
+    return f" in Kafka {version.value} (Kafka {others[0].value} allows it: --kafka-version {others[0].value})"
+
+
 def parse_value(key: str, text: str | None, version: KafkaVersion = LATEST) -> Any:
     """Parse and validate one value as ``version``'s ConfigDef would; ConfigError names ``key=text`` on failure.
     None (a key without a default, such as 4.x's internal.segment.bytes, left unset) stays None."""
@@ -89,8 +103,8 @@ def parse_value(key: str, text: str | None, version: KafkaVersion = LATEST) -> A
         return value_text
     if isinstance(constraint, tuple):
         lo, hi = constraint
-        if (lo is not None and value < lo) or (hi is not None and value > hi):
-            raise bad(_bounds_message(lo, hi))
+        if not _in_range(value, constraint):
+            raise bad(_bounds_message(lo, hi) + _other_versions_allow(key, value, version))
     elif hasattr(constraint, "check"):  # a validator of its own (keys.GzipLevel)
         why = constraint.check(value)
         if why:
