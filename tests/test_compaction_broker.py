@@ -15,7 +15,12 @@ Scenarios: plain compact (Java idempotent producer, tombstones kept until their 
 it, drops them); transactions (Java transactional producer commits and aborts, a librdkafka transaction
 left open holds the last stable offset back, then is aborted before a second pass that gives the emptied
 markers their horizon); min.compaction.lag.ms holding recent segments back while max.compaction.lag.ms forces
-the clean; a dedupe buffer too small for the dirty keys, which cuts the pass short.
+the clean; a dedupe buffer too small for the dirty keys, which cuts the pass short; the round's last batch
+emptied (keyless records written before the topic turned compacted), which 3.9.2 keeps as a header-only
+batch (KAFKA-17076) where 4.x would drop it.
+
+The previews here apply the 3.9 rules; tests/test_compaction_broker_kafka4.py checks the 4.x rules against
+a 4.4.0 broker with the helpers of this module.
 """
 
 from __future__ import annotations
@@ -29,6 +34,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from kafkalog_spark.kafka_versions import KafkaVersion
 
 pytestmark = pytest.mark.skipif(shutil.which("java") is None,
                                 reason="Java is missing: the real-broker compaction tests need java 17+")
@@ -60,6 +67,9 @@ TOPICS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     "cp-lag": ({"cleanup.policy": "compact", "segment.bytes": 1024, "min.compaction.lag.ms": HOUR_MS, **HOLD},
                {"max.compaction.lag.ms": 90 * 60_000}),  # the ratio stays 1: max.compaction.lag forces it
     "cp-mapfull": ({"cleanup.policy": "compact", "segment.bytes": 16384, **HOLD}, {"min.cleanable.dirty.ratio": 0.5}),
+    # written with cleanup.policy=delete, turned compacted before the last batch (see _produce_last_batch)
+    "cp-lastbatch": ({"cleanup.policy": "delete", "segment.bytes": 1024, **HOLD},
+                     {"cleanup.policy": "compact", "min.cleanable.dirty.ratio": 0.01}),
 }
 TWO_PASS = ("cp-tombstones", "cp-txn")
 CHECKPOINTS = ("recovery-point-offset-checkpoint", "replication-offset-checkpoint", "log-start-offset-checkpoint",
@@ -169,6 +179,23 @@ def _librdkafka(broker, topic: str, pairs, *, idempotent: bool, every: int = 5, 
     return p
 
 
+def _produce_last_batch(broker, topic: str) -> None:
+    """Keyed records over a few segments, then one keyless record big enough to fill a segment of its own
+    (written while ``topic`` is still cleanup.policy=delete: a compacted topic refuses keyless records), then
+    the topic turns compacted and a small keyed batch rolls the active segment. The keyless batch is the last
+    batch below the first uncleanable offset, and the pass empties it; no producer id keeps it."""
+    _librdkafka(broker, topic, [(f"lb-{i % 5}".encode(), f"v{i}".encode()) for i in range(30)], idempotent=False)
+    _librdkafka(broker, topic, [(None, b"x" * 900)], idempotent=False)
+    broker.alter_topic_config(topic, {"cleanup.policy": "compact"})
+    _librdkafka(broker, topic, [(f"lb-{i}".encode(), f"tail {i}".encode()) for i in range(3)], idempotent=False,
+                every=3)
+
+
+def empty_batches(p: Pass) -> list:
+    """The header-only batches the broker left (none before the pass in these scenarios)."""
+    return [b for b in p.after_batches if b["count"] == 0]  # Row.count is tuple.count
+
+
 # ------------------------------------------------------------------------------------------- the run
 
 
@@ -194,25 +221,31 @@ class Pass:
     observed_ms: int = 0  # when the cleaned partition was copied: the clean happened before
 
 
-def _configs(topics, extra: dict[str, dict] | None = None):
+def _configs(topics, extra: dict[str, dict] | None = None, table=None, broker_version=KafkaVersion.V3_9):
+    """The topics' effective configs as the broker (of ``broker_version``) has them once the cleaner may run
+    (``table``: topic -> (configs at creation, configs set later), TOPICS by default)."""
     from kafkalog_spark.config import effective_config
     from kafkalog_spark.config.broker import broker_properties_to_config
 
     broker = broker_properties_to_config({k: str(v) for k, v in BROKER_PROPS.items()})
     out = {}
     for t in topics:
-        created, altered = TOPICS[t]
+        created, altered = (table or TOPICS)[t]
         layer = {k: str(v) for k, v in {**created, **altered, **(extra or {}).get(t, {})}.items()}
-        out[t] = effective_config(t, broker=broker, overrides={t: layer})
+        out[t] = effective_config(t, broker=broker, overrides={t: layer}, kafka_version=broker_version)
     return out
 
 
-def _predict(spark, snap: Path, topics, now_ms: int, extra=None) -> dict[str, Pass]:
+def _predict(spark, snap: Path, topics, now_ms: int, extra=None, *, table=None,
+             broker_version: KafkaVersion = KafkaVersion.V3_9, version: KafkaVersion | None = None) -> dict[str, Pass]:
+    """The preview of ``snap``: configs as ``broker_version`` resolves them, the cleaner rules of ``version``
+    (by default the broker's)."""
     from pyspark.sql import functions as F
 
     from kafkalog_spark.analysis.compaction import preview_log_dirs, read_views
 
-    preview = preview_log_dirs(spark, [str(snap)], _configs(topics, extra), now_ms, topics=list(topics))
+    preview = preview_log_dirs(spark, [str(snap)], _configs(topics, extra, table, broker_version), now_ms,
+                               topics=list(topics), kafka_version=version or broker_version)
     out = {t: Pass(t, now_ms) for t in topics}
     for r in preview.partitions.collect():
         out[r.topic].partition = r
@@ -303,6 +336,7 @@ def run(spark, tmp_path_factory):
         _librdkafka(broker, "cp-mapfull", [(f"k-{i:04d}".encode(), f"v{i}".encode()) for i in range(700)]
                     + [(f"k-{i * 7 % 700:04d}".encode(), f"w{i}".encode()) for i in range(300)],
                     idempotent=False, every=50)
+        _produce_last_batch(broker, "cp-lastbatch")
         _wait_caught_up(broker, TOPICS)
         timings["produce round 1"] = time.monotonic() - t0
 
@@ -310,6 +344,8 @@ def run(spark, tmp_path_factory):
         snap = _copy(broker, work / "before-1", TOPICS)
         now = int(time.time() * 1000)
         first = _predict(spark, snap, list(TOPICS), now)
+        # the same input under the 4.x rules, to show where they part (the broker follows the 3.9 ones)
+        first_4x = _predict(spark, snap, ["cp-lastbatch"], now, version=KafkaVersion.V4)
         timings["preview 1"] = time.monotonic() - t0
         for p in first.values():
             p.pass_index = 0
@@ -357,7 +393,7 @@ def run(spark, tmp_path_factory):
         gc.collect()
     timings["total"] = time.monotonic() - started
     print("compaction broker timings (s): " + ", ".join(f"{k} {v:.1f}" for k, v in timings.items()))
-    return {"first": first, "second": second, "timings": timings}
+    return {"first": first, "second": second, "first_4x": first_4x, "timings": timings}
 
 
 # ------------------------------------------------------------------------------------------- checks
@@ -466,3 +502,24 @@ def test_scenarios_cover_the_cleaners_decisions(run) -> None:
                for f in txn2.fates)
     # producer state: a last batch kept empty for an active producer somewhere
     assert sum(p.partition.emptyBatchesRetained for p in [*first.values(), *second.values()]) > 0
+
+
+def check_round_end(p: Pass, kept: bool) -> None:
+    """The round's last batch, emptied by the pass: kept as a header-only batch ending at the first
+    uncleanable offset (3.9's KAFKA-17076 rule), or dropped (4.x: the high watermark is further on). What the
+    preview says and what the broker wrote must agree."""
+    part = p.partition
+    assert part.keylessRemoved == 1 and part.highWatermark > part.firstUncleanableOffset
+    round_end = [f for f in p.fates if f.offset == part.firstUncleanableOffset - 1]
+    assert round_end and not round_end[0].retained and round_end[0].reason == "keyless"
+    assert part.emptyBatchesRetained == (1 if kept else 0)
+    assert [b.lastOffset + 1 for b in empty_batches(p)] == ([part.firstUncleanableOffset] if kept else [])
+
+
+def test_the_rounds_last_batch_is_kept_empty_by_3_9(run) -> None:
+    check_round_end(run["first"]["cp-lastbatch"], kept=True)
+    # the 4.x rules on the same copy: the batch goes, one batch and a 61-byte header fewer
+    p39, p4 = run["first"]["cp-lastbatch"].partition, run["first_4x"]["cp-lastbatch"].partition
+    assert p4.kafkaVersion == "4.x" and p39.kafkaVersion == "3.9"
+    assert p4.emptyBatchesRetained == 0 and p4.batchesRemoved == p39.batchesRemoved + 1
+    assert p4.bytesAfterPass == p39.bytesAfterPass - 61

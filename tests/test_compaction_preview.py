@@ -1,5 +1,6 @@
-"""The compaction preview: the cleaner model on hand-built logs (one Kafka 3.9 rule per test), the DataFrame
-function on the real-broker corpus, and the `kafkalog compaction-preview` command.
+"""The compaction preview: the cleaner model on hand-built logs (one Kafka cleaner rule per test; where 3.9 and
+4.x differ, both), the DataFrame function on the real-broker corpus, and the `kafkalog compaction-preview`
+command.
 
 The fidelity against a live broker is tests/test_compaction_broker.py.
 """
@@ -122,6 +123,26 @@ def test_settings_come_from_the_one_resolver_of_effective_configs() -> None:
     assert resolve_settings({"orders": topic}, ["orders"])["orders"] == settings
     assert resolve_settings(lambda t: topic, ["x"])["x"] == settings
     assert resolve_settings(TopicConfigs(what_if=["cleanup.policy=compact"]), ["y"])["y"].compact
+
+
+def test_settings_name_the_kafka_version_and_its_segment_size() -> None:
+    from dataclasses import replace
+
+    from kafkalog_spark.analysis.compaction import resolve_settings
+    from kafkalog_spark.config import TopicConfig, effective_config
+    from kafkalog_spark.kafka_versions import LATEST, KafkaVersion
+
+    topic = effective_config("orders", what_if=["cleanup.policy=compact", "segment.bytes=2000000"])
+    assert CleanerSettings.of(topic).kafka_version == LATEST == KafkaVersion.V4
+    assert CleanerSettings.of(topic, "3.9.2").kafka_version == KafkaVersion.V3_9
+    assert resolve_settings({"orders": topic}, ["orders"], "3.9")["orders"].kafka_version == KafkaVersion.V3_9
+    # segments are grouped by LogConfig.segmentSize(): internal.segment.bytes when a (4.x) topic has it
+    small = replace(topic, values={**topic.values, "internal.segment.bytes": 700})
+    assert CleanerSettings.of(small, KafkaVersion.V4).segment_bytes == 700
+    assert CleanerSettings.of(topic, KafkaVersion.V4).segment_bytes == 2000000
+    assert isinstance(small, TopicConfig)
+    with pytest.raises(ValueError, match="unsupported Kafka version"):
+        CleanerSettings.of(topic, "2.8")
 
 
 def test_a_plain_pass_keeps_the_latest_per_key_and_gives_tombstones_a_horizon() -> None:
@@ -267,6 +288,51 @@ def test_an_active_producers_last_batch_is_kept_empty() -> None:
     assert res.total("empty_batches_retained") == 0 and res.total("batches_removed") == 1
 
 
+def _with_active(inp: PartitionInput) -> PartitionInput:
+    """``build``'s input with its last spec as the active segment (instead of an empty one after it)."""
+    inp.segments = inp.segments[:-1]
+    inp.segments[-1].is_active = True
+    return inp
+
+
+def test_the_rounds_last_batch_emptied_per_kafka_version() -> None:
+    """KAFKA-17076: an emptied batch ending at the round's upper bound is kept header-only; 3.9.2 bounds the
+    round at the first uncleanable offset, 4.x at the high watermark (KAFKA-20452)."""
+    from dataclasses import replace
+
+    from kafkalog_spark.kafka_versions import KafkaVersion
+
+    def run(version, *segments, **kwargs):
+        inp = build(*segments, **kwargs)
+        inp.settings = replace(inp.settings, kafka_version=version)
+        return inp
+
+    spec = ([data((b"a", b"1"))], [data((None, b"x"))], [data((b"b", b"1"))])
+    v39 = preview_partition(_with_active(run(KafkaVersion.V3_9, *spec)), NOW)
+    v4 = preview_partition(_with_active(run(KafkaVersion.V4, *spec)), NOW)
+    for res in (v39, v4):  # the keyless batch [1] is the last below the first uncleanable offset 2
+        assert (res.first_uncleanable_offset, res.high_watermark) == (2, 3)
+        assert fates(res)[1] == (False, "keyless")
+    assert v39.total("empty_batches_retained") == 1 and v39.total("batches_removed") == 0
+    assert v39.segments[1].bytes_after == 61
+    assert v4.total("empty_batches_retained") == 0 and v4.total("batches_removed") == 1
+    assert v4.segments[1].bytes_after == 0
+    assert (v39.kafka_version, v4.kafka_version) == ("3.9", "4.x")
+    # the high watermark at the first uncleanable offset (an empty active segment, or a lagging high
+    # watermark): both keep it
+    for version in KafkaVersion:
+        empty_active = preview_partition(run(version, *spec[:2]), NOW)
+        assert empty_active.high_watermark == empty_active.first_uncleanable_offset == 2
+        assert empty_active.total("empty_batches_retained") == 1
+        lagging = preview_partition(_with_active(run(version, *spec, high_watermark_checkpoint=2)), NOW)
+        assert lagging.total("empty_batches_retained") == 1
+    # a batch not at the bound is dropped by both
+    inner = ([data((b"a", b"1"))], [data((None, b"x")), data((b"c", b"1"))], [data((b"b", b"1"))])
+    for version in KafkaVersion:
+        res = preview_partition(_with_active(run(version, *inner)), NOW)
+        assert res.total("empty_batches_retained") == 0 and res.total("batches_removed") == 1
+
+
 def test_a_full_offset_map_ends_the_pass_early() -> None:
     tiny = CleanerSettings(cleanup_policy=frozenset({"compact"}), dedupe_buffer_size=24 * 4)  # 4 slots, 3 entries
     inp = build([data((b"a", b"1"), (b"b", b"1")), data((b"c", b"1"), (b"a", b"2"))], [data((b"d", b"1"))],
@@ -323,7 +389,8 @@ LATER = 1795254434212 + 2 * 3_600_000  # two hours after the corpus was written:
 def _config(topic: str, what_if=()):
     from kafkalog_spark.config import effective_config
 
-    return effective_config(topic, overrides=TOPIC_CONFIGS, what_if=list(what_if))
+    # the corpus was written by 3.9.2: its configs (segment.bytes below 4.x's minimum) and cleaner are 3.9's
+    return effective_config(topic, overrides=TOPIC_CONFIGS, what_if=list(what_if), kafka_version="3.9")
 
 
 @pytest.fixture(scope="module")

@@ -7,8 +7,8 @@
 
 A function of DataFrames (the `kafkalog` views read for the same paths), so it runs on any session and
 can be tested alone; :func:`preview_log_dirs` reads the views itself. The cleaner's decisions are
-modelled on Apache Kafka 3.9 in :mod:`kafkalog_spark.analysis.cleaner`, which runs once per
-partition (``applyInArrow``) on the partition's batches and records.
+modelled on Apache Kafka's (3.9 or 4.x, ``kafka_version``) in :mod:`kafkalog_spark.analysis.cleaner`, which
+runs once per partition (``applyInArrow``) on the partition's batches and records.
 
 Keys never leave Spark's first projection: they are hashed with MD5 there, as the cleaner's offset map
 (SkimpyOffsetMap) hashes them, and neither key nor value bytes reach any output.
@@ -34,6 +34,7 @@ from pyspark.sql.types import (
 )
 
 from ..config.topic_configs import ConfigSource, TopicConfigs
+from ..kafka_versions import KafkaVersion
 from ..log.checkpoints import (
     CLEANER_OFFSET_CHECKPOINT,
     LOG_START_OFFSET_CHECKPOINT,
@@ -63,6 +64,7 @@ PARTITIONS = StructType(_fields(
     ("topic", _S), ("partition", _I),
     ("cleanupPolicy", _S),
     ("nowMs", _L),  # the clean time the preview assumes
+    ("kafkaVersion", _S),  # whose cleaner rules: 3.9 or 4.x (analysis.cleaner.versions)
     ("logStartOffset", _L), ("logEndOffset", _L),
     ("highWatermark", _L), ("highWatermarkSource", _S),  # checkpoint (replication-offset-checkpoint) or logEndOffset
     ("lastStableOffset", _L),  # high watermark lowered to the first open (or unreplicated) transaction
@@ -157,11 +159,14 @@ class CompactionPreview:
             self.cached.unpersist()
 
 
-def resolve_settings(configs: ConfigSource, topics: Iterable[str], **overrides: Any) -> dict[str, CleanerSettings]:
+def resolve_settings(configs: ConfigSource, topics: Iterable[str], kafka_version: KafkaVersion | str | None = None,
+                     **overrides: Any) -> dict[str, CleanerSettings]:
     """The cleaner's settings per topic, from the one resolver of effective configs (a TopicConfigs, or what
-    ``TopicConfigs.of`` takes; None: Kafka's defaults, so only the internal topics are compacted)."""
-    resolved = TopicConfigs.of(configs)
-    return {topic: CleanerSettings.of(resolved[topic], **overrides) for topic in topics}
+    ``TopicConfigs.of`` takes; None: Kafka's defaults, so only the internal topics are compacted).
+    ``kafka_version``: whose configs and cleaner; None: the version of ``configs`` (TopicConfigs, TopicConfig
+    values), else the newest."""
+    resolved = TopicConfigs.of(configs, kafka_version)
+    return {topic: CleanerSettings.of(resolved[topic], kafka_version, **overrides) for topic in topics}
 
 
 # --------------------------------------------------------------------------------------------------
@@ -335,6 +340,7 @@ def _partition_row(res) -> dict:
     untouched = sum(1 for s in res.segments if not s.in_pass)
     return {
         "topic": res.topic, "partition": res.partition, "cleanupPolicy": res.cleanup_policy, "nowMs": res.now_ms,
+        "kafkaVersion": res.kafka_version,
         "logStartOffset": res.log_start_offset, "logEndOffset": res.log_end_offset,
         "highWatermark": res.high_watermark, "highWatermarkSource": res.high_watermark_source,
         "lastStableOffset": res.last_stable_offset, "activeSegmentBaseOffset": res.active_segment_base_offset,
@@ -417,7 +423,8 @@ def _preview_function(context: dict, settings: dict[str, CleanerSettings], now_m
 def compaction_preview(records: DataFrame, batches: DataFrame, segments: DataFrame, partition_files: DataFrame,
                        configs: ConfigSource, now_ms: int, *, simulate_all: bool = False,
                        include_records: bool = True, topics: Iterable[str] | None = None,
-                       producer_id_expiration_ms: int | None = None) -> CompactionPreview:
+                       producer_id_expiration_ms: int | None = None,
+                       kafka_version: KafkaVersion | str | None = None) -> CompactionPreview:
     """Preview the log cleaner's next pass over every compacted partition in the views.
 
     ``records``, ``batches``, ``segments``, ``partition_files``: the `kafkalog` views of the same log dirs
@@ -430,13 +437,17 @@ def compaction_preview(records: DataFrame, batches: DataFrame, segments: DataFra
     (``wouldClean`` stays false, ``passSimulated`` says the numbers are hypothetical). ``include_records``:
     fill :attr:`CompactionPreview.records` (one row per record). ``topics``: limit to these topics.
     ``producer_id_expiration_ms``: replaces the configs' producer.id.expiration.ms (a broker setting).
+    ``kafka_version``: whose cleaner to model, ``3.9`` or ``4.x`` (a :class:`KafkaVersion` or what
+    ``parse_kafka_version`` takes), and whose config rules resolve ``configs`` given as plain mappings; None:
+    the version ``configs`` were resolved for (a TopicConfigs, TopicConfig values), else the newest. The
+    cleaner rules that differ are in :mod:`kafkalog_spark.analysis.cleaner.versions`.
     """
     if topics is not None:
         segments = segments.where(F.col("topic").isin(list(topics)))
     listing = _segment_listing(segments)
     _check_one_copy(listing)
     names = sorted({r.topic for r in listing if r.topic is not None})
-    settings = resolve_settings(configs, names, producer_id_expiration_ms=producer_id_expiration_ms)
+    settings = resolve_settings(configs, names, kafka_version, producer_id_expiration_ms=producer_id_expiration_ms)
     compacted = [t for t in names if settings[t].compact]
     spark = segments.sparkSession
     empty = [spark.createDataFrame([], s) for s in (PARTITIONS, SEGMENTS, RECORDS)]

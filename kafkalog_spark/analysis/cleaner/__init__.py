@@ -1,6 +1,8 @@
 """What Kafka's log cleaner would do to one partition now: a pure-Python model, no Spark.
 
-Modelled on Apache Kafka 3.9, one module per part of the cleaner:
+Modelled on Apache Kafka 3.9.2 and 4.4.0 (``CleanerSettings.kafka_version`` picks one; where their cleaners
+differ is :mod:`.versions`), one module per part of the cleaner (core's ``kafka.log.LogCleaner`` in 3.9,
+storage's ``org.apache.kafka.storage.internals.log`` classes of the same names in 4.x):
 
 - :mod:`.cleanable`: ``LogCleanerManager.cleanableOffsets`` / ``calculateCleanableBytes`` /
   ``maxCompactionDelay`` and ``LogToClean``, the choice of the log and of its cleanable range;
@@ -11,7 +13,9 @@ Modelled on Apache Kafka 3.9, one module per part of the cleaner:
   and ``MemoryRecords.filterTo``;
 - :mod:`.transaction_metadata`: ``CleanedTransactionMetadata``;
 - :mod:`.producer_state` and :mod:`.log_offsets`: ``ProducerStateManager`` and ``UnifiedLog.lastStableOffset``;
-- :mod:`.log_segments`: ``LogSegments`` and ``LogSegment.largestTimestamp``.
+- :mod:`.log_segments`: ``LogSegments`` and ``LogSegment.largestTimestamp``;
+- :mod:`.versions`: the rules that differ between 3.9 and 4.x (KAFKA-17076 / KAFKA-20452,
+  ``LogConfig.segmentSize``).
 
 :mod:`kafkalog_spark.analysis.compaction` feeds it from the `kafkalog` views and turns its results into
 DataFrames.
@@ -44,6 +48,7 @@ def preview_partition(inp: PartitionInput, now_ms: int, *, simulate_all: bool = 
     """
     s = inp.settings
     res = PartitionResult(inp.topic, inp.partition, ",".join(sorted(s.cleanup_policy)), s.compact, now_ms,
+                          kafka_version=s.kafka_version.value,
                           min_cleanable_dirty_ratio=s.min_cleanable_dirty_ratio,
                           delete_retention_ms=s.delete_retention_ms, offset_map_slots=s.map_slots,
                           offset_map_capacity=s.map_capacity, problems=inp.problems)

@@ -1,4 +1,4 @@
-"""The cleaning pass over one partition (Kafka 3.9's ``Cleaner.doClean`` / ``cleanSegments`` / ``cleanInto``):
+"""The cleaning pass over one partition (Kafka's ``Cleaner.doClean`` / ``cleanSegments`` / ``cleanInto``):
 the offset map over the dirty range, the segments below its end offset merged in groups and each batch
 filtered, with the delete horizons the pass uses; or, when no pass runs, every record as it is."""
 
@@ -12,6 +12,7 @@ from .producer_state import ProducerState
 from .record_filter import clean_batch, rebuilt_size
 from .results import NO_PASS, NOT_IN_PASS, GroupResult, PartitionResult, RecordFate, SegmentResult
 from .transaction_metadata import CleanedTransactionMetadata
+from .versions import round_upper_bound
 
 
 def _section(seg: Segment, first_dirty: int, first_uncleanable: int, nxt: int | None) -> str:
@@ -75,6 +76,7 @@ def simulate_pass(inp: PartitionInput, res: PartitionResult, segs: LogSegments, 
     legacy_horizon = clean[-1].mtime_ms - s.delete_retention_ms if clean else 0
     res.legacy_delete_horizon_ms = legacy_horizon
     new_horizon = now_ms + s.delete_retention_ms
+    round_end = round_upper_bound(s.kafka_version, first_uncleanable, res.high_watermark)
     results = _segment_results(res, segs, by_segment, first_dirty, first_uncleanable)
     txns = CleanedTransactionMetadata(inp.aborted_txns)
     in_pass = segs.values(0, end_offset)
@@ -88,7 +90,8 @@ def simulate_pass(inp: PartitionInput, res: PartitionResult, segs: LogSegments, 
             retain_legacy = seg.mtime_ms > legacy_horizon
             for b in batches:
                 kept_records, horizon = clean_batch(b, txns, state, offset_map, latest, retain_legacy, now_ms,
-                                                    new_horizon, r, res if keep_fates else None, seg.base_offset)
+                                                    new_horizon, round_end, r, res if keep_fates else None,
+                                                    seg.base_offset)
                 if kept_records is None:
                     r.batches_removed += 1
                 elif not kept_records:

@@ -1,6 +1,7 @@
-"""What the pass does to one batch (Kafka 3.9's ``Cleaner.cleanInto``: its ``RecordFilter`` with
-``shouldRetainRecord``, and ``MemoryRecords.filterTo`` that rewrites the batch): which records stay and
-why, whether an emptied batch is kept, the delete horizon it gets, and the bytes of the rebuilt batch."""
+"""What the pass does to one batch (Kafka's ``Cleaner.cleanInto``: its ``RecordFilter`` with
+``checkBatchRetention`` and ``shouldRetainRecord``, and ``MemoryRecords.filterTo`` that rewrites the batch):
+which records stay and why, whether an emptied batch is kept, the delete horizon it gets, and the bytes of the
+rebuilt batch."""
 
 from __future__ import annotations
 
@@ -24,10 +25,11 @@ from .transaction_metadata import CleanedTransactionMetadata
 
 
 def clean_batch(b: Batch, txns: CleanedTransactionMetadata, state: ProducerState, offset_map: dict[str, int],
-                latest: int, retain_legacy: bool, now_ms: int, new_horizon: int, r: SegmentResult,
+                latest: int, retain_legacy: bool, now_ms: int, new_horizon: int, round_end: int, r: SegmentResult,
                 res: PartitionResult | None, segment: int) -> tuple[list[Record] | None, int | None]:
-    """Cleaner.cleanInto's RecordFilter on one batch. Returns (retained records, or None when the batch
-    is dropped; the delete horizon the written batch carries)."""
+    """Cleaner.cleanInto's RecordFilter on one batch. ``round_end``: the round's upper bound
+    (:func:`.versions.round_upper_bound`). Returns (retained records, or None when the batch is dropped; the
+    delete horizon the written batch carries)."""
     can_discard = txns.on_control_batch(b) if b.is_control else txns.on_batch(b)
     if b.is_control:
         discard_records = can_discard and b.delete_horizon_ms is not None and b.delete_horizon_ms <= now_ms
@@ -40,7 +42,10 @@ def clean_batch(b: Batch, txns: CleanedTransactionMetadata, state: ProducerState
             last_of_producer = b.last_offset == entry.last_data_offset
         else:
             last_of_producer = b.is_control and b.producer_epoch == entry.producer_epoch
-    retention = "RETAIN_EMPTY" if last_of_producer else ("DELETE" if discard_records else "DELETE_EMPTY")
+    if last_of_producer or b.last_offset + 1 == round_end:  # batch.nextOffset() == the round's upper bound
+        retention = "RETAIN_EMPTY"
+    else:
+        retention = "DELETE" if discard_records else "DELETE_EMPTY"
     marker_for_empty_txn = can_discard and b.is_control
 
     kept: list[Record] = []

@@ -87,6 +87,7 @@ class PartitionResult:
     cleanup_policy: str
     compacted: bool
     now_ms: int
+    kafka_version: str = ""  # whose cleaner rules the result follows (KafkaVersion's value)
     log_start_offset: int | None = None
     log_end_offset: int | None = None
     high_watermark: int | None = None

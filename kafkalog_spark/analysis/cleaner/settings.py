@@ -1,5 +1,5 @@
-"""The topic and broker settings Kafka 3.9's log cleaner reads (``LogConfig``, ``CleanerConfig``), and the
-size of one cleaner thread's dedupe buffer (``SkimpyOffsetMap``)."""
+"""The topic and broker settings Kafka's log cleaner reads (``LogConfig``, ``CleanerConfig``), the Kafka version
+whose cleaner is modelled, and the size of one cleaner thread's dedupe buffer (``SkimpyOffsetMap``)."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...config import TopicConfig
+from ...kafka_versions import LATEST, KafkaVersion, parse_kafka_version
 
 LONG_MAX = 2**63 - 1
 INT_MAX = 2**31 - 1
@@ -16,20 +17,22 @@ MAP_ENTRY_BYTES = HASH_BYTES + 8  # SkimpyOffsetMap.bytesPerEntry: hash + offset
 
 @dataclass(frozen=True)
 class CleanerSettings:
-    """The topic and broker settings the cleaner reads, with Kafka 3.9's defaults."""
+    """The topic and broker settings the cleaner reads, with Kafka's defaults (the same in 3.9 and 4.x), and the
+    Kafka version whose cleaner rules apply (:mod:`.versions`)."""
 
     cleanup_policy: frozenset[str] = frozenset({"delete"})
     min_cleanable_dirty_ratio: float = 0.5
     min_compaction_lag_ms: int = 0
     max_compaction_lag_ms: int = LONG_MAX
     delete_retention_ms: int = 86400000
-    segment_bytes: int = 1073741824
+    segment_bytes: int = 1073741824  # LogConfig.segmentSize(): what groupSegmentsBySize limits a group to
     segment_index_bytes: int = 10485760
     dedupe_buffer_size: int = 134217728  # log.cleaner.dedupe.buffer.size (all threads)
     cleaner_threads: int = 1  # log.cleaner.threads
     dedupe_load_factor: float = 0.9  # log.cleaner.io.buffer.load.factor
     producer_id_expiration_ms: int = 86400000  # producer.id.expiration.ms
     cleaner_enabled: bool = True  # log.cleaner.enable (deprecated in 3.9, still honoured)
+    kafka_version: KafkaVersion = LATEST
 
     @property
     def compact(self) -> bool:
@@ -47,11 +50,16 @@ class CleanerSettings:
         return int(self.map_slots * self.dedupe_load_factor)
 
     @classmethod
-    def of(cls, config: TopicConfig, **overrides: Any) -> CleanerSettings:
+    def of(cls, config: TopicConfig, kafka_version: KafkaVersion | str | None = None,
+           **overrides: Any) -> CleanerSettings:
         """The cleaner's settings from a topic's effective config (resolved once, by
-        :class:`kafkalog_spark.config.TopicConfigs`); ``overrides`` replace single settings by attribute name."""
-        values = {attr: config[key] for attr, key in SETTING_KEYS.items()}
+        :class:`kafkalog_spark.config.TopicConfigs`); ``overrides`` replace single settings by attribute name.
+        ``kafka_version``: whose cleaner; by default the version the config was resolved for."""
+        version = parse_kafka_version(kafka_version if kafka_version is not None else config.kafka_version)
+        values: dict[str, Any] = {attr: config[key] for attr, key in SETTING_KEYS.items()}
         values["cleanup_policy"] = frozenset(values["cleanup_policy"])
+        values["segment_bytes"] = config.segment_size  # LogConfig.segmentSize(): 4.x's internal.segment.bytes
+        values["kafka_version"] = version
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**values)
 
