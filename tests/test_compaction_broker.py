@@ -37,8 +37,9 @@ import pytest
 
 from kafkalog_spark.kafka_versions import KafkaVersion
 
-pytestmark = pytest.mark.skipif(shutil.which("java") is None,
-                                reason="Java is missing: the real-broker compaction tests need java 17+")
+pytestmark = [pytest.mark.broker,
+              pytest.mark.skipif(shutil.which("java") is None,
+                                 reason="Java is missing: the real-broker compaction tests need java 17+")]
 
 HOUR_MS = 3_600_000
 # The dedupe buffer: Kafka requires more than 1 MiB per cleaner thread; with a 0.01 load factor the map
