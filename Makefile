@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 PYSPARKS       ?= 4.0 4.1 4.2
 COMPAT_PYTHONS ?= $(PYTHON)
 
-.PHONY: demo test test-packaging lint bench samples wheel compat clean
+.PHONY: demo test test-packaging lint bench samples wheel compat dump-compare clean
 
 # [spark]: the package itself does not depend on Spark (a platform's own Spark must stay); a local run does.
 $(STAMP): pyproject.toml
@@ -54,6 +54,12 @@ bench: $(STAMP)
 # Both corpora (data/samples: Kafka 3.9.2, data/samples-kafka4: 4.4.0), each with both versions' dump goldens.
 samples: $(STAMP)
 	$(PY) -m tests.harness.make_samples
+
+# kafkalog dump against kafka-dump-log 3.9.2 and 4.4.0 on any log dirs (not part of `make test`):
+# make dump-compare DIRS="/var/lib/kafka/data other/log/dir"; exits 1 on any difference.
+dump-compare: $(STAMP)
+	@test -n "$(DIRS)" || { echo 'usage: make dump-compare DIRS="<log dir> [<log dir> ...]"'; exit 2; }
+	$(PY) -m tests.compat.dump_compare $(DIRS)
 
 clean:
 	rm -rf $(VENV) .compat build dist warehouse spark-warehouse .pytest_cache .ruff_cache
