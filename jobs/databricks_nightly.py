@@ -13,12 +13,14 @@
 dbutils.widgets.text("log_dirs", "/Volumes/main/kafka/logs/broker-1")  # noqa: F821 - Databricks global
 dbutils.widgets.text("schema", "main.kafkalog")  # noqa: F821
 dbutils.widgets.text("snapshot_id", "")  # noqa: F821
+dbutils.widgets.dropdown("kafka_version", "4.x", ["4.x", "3.9"])  # noqa: F821 - whose config rules apply
 
 # COMMAND ----------
 
 import kafkalog_spark  # noqa: E402
 from kafkalog_spark import nightly  # noqa: E402
 from kafkalog_spark.delta import TableLocation  # noqa: E402
+from kafkalog_spark.kafka_versions import parse_kafka_version  # noqa: E402
 
 kafkalog_spark.register(spark)  # noqa: F821 - the notebook's session (classic or Spark Connect)
 catalog, _, schema = dbutils.widgets.get("schema").rpartition(".")  # noqa: F821
@@ -26,6 +28,7 @@ config = nightly.NightlyConfig(
     log_dirs=tuple(p.strip() for p in dbutils.widgets.get("log_dirs").split(",")),  # noqa: F821
     location=TableLocation(catalog=catalog or None, schema=schema),
     snapshot_id=dbutils.widgets.get("snapshot_id") or None,  # noqa: F821
+    kafka_version=parse_kafka_version(dbutils.widgets.get("kafka_version")),  # noqa: F821
 )
 tables = nightly.run(spark, config)  # noqa: F821
 

@@ -15,6 +15,9 @@ class Widgets:
     def text(self, name: str, default: str) -> None:
         self.values.setdefault(name, default)
 
+    def dropdown(self, name: str, default: str, choices: list[str]) -> None:
+        assert default in choices and self.values.setdefault(name, default) in choices
+
     def get(self, name: str) -> str:
         return self.values[name]
 
@@ -33,7 +36,8 @@ def test_notebook_runs_the_nightly_logic(spark, samples: Path) -> None:
     spark.sql("CREATE DATABASE IF NOT EXISTS kafkalog_nb")
     shown = []
     env = {"spark": spark, "display": shown.append,
-           "dbutils": DBUtils({"log_dirs": str(samples / "legacy"), "schema": "kafkalog_nb", "snapshot_id": "nb"})}
+           "dbutils": DBUtils({"log_dirs": str(samples / "legacy"), "schema": "kafkalog_nb", "snapshot_id": "nb",
+                               "kafka_version": "3.9"})}
     for cell in cells(NOTEBOOK.read_text()):
         exec(compile(cell, str(NOTEBOOK), "exec"), env)  # noqa: S102 - the notebook is ours
     summary = shown[0].collect()
@@ -41,3 +45,5 @@ def test_notebook_runs_the_nightly_logic(spark, samples: Path) -> None:
     assert sum(r.records for r in summary) == spark.table("kafkalog_nb.segment_stats").where(
         "snapshotId = 'nb'").groupBy().sum("records").collect()[0][0] > 0
     assert len(shown) == 1 + len(env["tables"])
+    versions = spark.table("kafkalog_nb.topic_configs").where("snapshotId = 'nb'").select("kafkaVersion").distinct()
+    assert [r.kafkaVersion for r in versions.collect()] == ["3.9"]

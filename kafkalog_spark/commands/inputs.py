@@ -154,7 +154,8 @@ def kafka_version_arg(text: str) -> KafkaVersion:
         raise argparse.ArgumentTypeError(str(e)) from None
 
 
-def add_kafka_version(parser: argparse.ArgumentParser) -> None:
+def add_kafka_version(parser: argparse.ArgumentParser,
+                      default_help: str = f"{LATEST.value}, the newest") -> None:
     """--kafka-version: whose rules (dump text, config keys and defaults, cleaner) to apply."""
     parser.add_argument("--kafka-version", type=kafka_version_arg, default=LATEST, metavar="|".join(CHOICES),
-                        help=f"the Kafka version whose rules to apply (default: {LATEST.value}, the newest)")
+                        help=f"the Kafka version whose rules to apply (default: {default_help})")

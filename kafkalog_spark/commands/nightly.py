@@ -39,6 +39,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                                   ("demo", "the nightly job on the demo corpus shipped with kafkalog-spark into "
                                            "./warehouse", demo)):
         p = sub.add_parser(name, help=help_, parents=[build_parser()], add_help=False, conflict_handler="resolve")
-        add_kafka_version(p)
         # not given: [configs] kafka_version of the file decides (else the newest)
+        add_kafka_version(p, default_help="the configuration's [configs] kafka_version, else the newest")
         p.set_defaults(func=run_nightly, kafka_version=None, **defaults)
