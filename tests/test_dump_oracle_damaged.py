@@ -119,3 +119,31 @@ def test_index_mismatches_match_kafka(tool, tmp_path: Path, monkeypatch) -> None
                                           "00000000000000000080.index")]
     _run_both(tool, files, cwd=tmp_path)
     _run_both(tool, files, "--verify-index-only", cwd=tmp_path)
+
+
+@pytest.mark.parametrize("flags", [("--deep-iteration",), ("--verify-index-only",), ("--index-sanity-check",)])
+def test_time_index_without_offset_index_matches_kafka(tool, tmp_path: Path, monkeypatch, flags) -> None:
+    """A `.timeindex` whose `.index` is gone (seen in a log dir committed to a public repository): the tool
+    creates the missing index and dies on it (`Invalid max index size: -1`); we print the same and write
+    nothing. Ours runs first: the empty `.index` the tool leaves behind would change the next run."""
+    from tests.harness.broker import dump_log
+
+    dist, version = tool
+    part = tmp_path / SRC.name
+    shutil.copytree(SRC, part)
+    index = part / "00000000000000000000.index"
+    index.unlink()
+    monkeypatch.chdir(tmp_path)
+    tindex = str(Path(SRC.name) / "00000000000000000000.timeindex")
+    out: list[str] = []
+    err: list[str] = []
+    opts = DumpOptions(kafka_version=version, deep_iteration="--deep-iteration" in flags,
+                       verify_index_only="--verify-index-only" in flags,
+                       index_sanity_check="--index-sanity-check" in flags)
+    code = run_dump([tindex], opts, out.append, err.append)
+    assert not index.exists()
+    theirs_out, theirs_err = dump_log([tindex], *flags, dist=dist, cwd=tmp_path)
+    assert index.stat().st_size == 0  # the tool's side effect
+    assert "".join(f"{line}\n" for line in out) == theirs_out
+    assert err == [theirs_err.split("\n", 1)[0]]
+    assert theirs_err.startswith('Exception in thread "main" ') and code == 1

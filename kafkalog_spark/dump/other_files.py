@@ -30,6 +30,18 @@ def _sibling(absolute_path: str, suffix: str) -> str:
     return os.path.join(parent, name.split(".")[0] + suffix)
 
 
+def _open_index(absolute_path: str) -> None:
+    """new OffsetIndex/TimeIndex(file, baseOffset, -1, false) as DumpLogSegments opens an index
+    (AbstractIndex.createAndAssignMmap): a missing file is created, then refused because the tool passes
+    maxIndexSize -1. The tool leaves that empty file behind, so a second run would find an empty index;
+    we never write, so every run is the first."""
+    try:
+        with open_read(absolute_path):
+            pass
+    except OSError as e:
+        raise ToolCrash("java.lang.IllegalArgumentException", "Invalid max index size: -1") from e
+
+
 def _offset_sanity(index: OffsetIndex, absolute_path: str) -> None:
     """OffsetIndex.sanityCheck (storage/.../internals/log/OffsetIndex.java), raising as it does."""
     if index.slot_count and index.last_slot_offset is not None and index.last_slot_offset < index.base_offset:
@@ -63,6 +75,7 @@ def dump_index(path: str, absolute_path: str, opts: DumpOptions, errors: ToolErr
     the last offset of the batch at its position in the `.log` (a mismatch goes to stderr later)."""
     base = java_long(os.path.basename(path).split(".")[0])
     log = LogWalk(_sibling(absolute_path, ".log"))
+    _open_index(absolute_path)
     index = OffsetIndex.read(path, base_offset=base)
     if index.slot_count == 0:
         yield f"{path} is empty."
@@ -85,11 +98,8 @@ def kafka_lookup(index_path: str, base_offset: int, target: int) -> int:
     """The position OffsetIndex.lookup(target) gives, searching the RAW slots (zero tail and disorder
     included) as Kafka's AbstractIndex.indexSlotRangeFor does: a binary search of the hot (last 1024)
     slots or the rest, for the largest slot whose offset is <= target; (base, 0) below the first slot."""
-    try:
-        with open_read(index_path) as f:
-            raw = np.frombuffer(f.read(), OFFSET_INDEX_DTYPE, count=f.size() // 8)
-    except OSError:
-        return 0  # no .index: Kafka would create an empty one (we never write); an empty index finds nothing
+    with open_read(index_path) as f:  # it exists: dump_time_index checked (_open_index)
+        raw = np.frombuffer(f.read(), OFFSET_INDEX_DTYPE, count=f.size() // 8)
     n = len(raw)
     offsets = raw["relative_offset"].astype(np.int64) + base_offset
 
@@ -118,6 +128,8 @@ def dump_time_index(path: str, absolute_path: str, opts: DumpOptions, errors: To
     base = java_long(os.path.basename(path).split(".")[0])
     log = LogWalk(_sibling(absolute_path, ".log"))
     offset_index = _sibling(absolute_path, ".index")
+    _open_index(offset_index)  # opened before the time index itself, so its absence comes first
+    _open_index(absolute_path)
     index = TimeIndex.read(path, base_offset=base)
     if opts.index_sanity_check:
         _time_sanity(index, absolute_path)

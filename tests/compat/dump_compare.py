@@ -3,11 +3,14 @@
     python -m tests.compat.dump_compare DIR [DIR...] [--kafka 3.9.2 --kafka 4.4.0] [--keep WORK]
 
 For every file under the dirs that kafka-dump-log accepts, in each of its golden modes (deep, verify,
-sanity, head; tests/harness/golden.py), it runs the tool of each version (one JVM per version, through
-golden.write_golden) and our dump with the same flags, as tests/test_dump_fidelity.py does for the committed
-corpora. The inputs are copied into a temp dir first (sparse files stay sparse): the tool and the golden
-files are never pointed at an input dir. The `decoded` mode (the internal topics' record decoders) is not
-implemented by our dump and is left out here too.
+sanity, head; tests/harness/golden.py), it runs the tool of each version (one JVM per version and mode,
+through golden.write_golden) and our dump with the same flags, as tests/test_dump_fidelity.py does for the
+committed corpora. The inputs are copied into a temp dir first (sparse files stay sparse): the tool and
+the golden files are never pointed at an input dir. The tool writes into the dir it dumps: asked for a
+time index whose offset index is missing, it creates that `.index` (DumpLogSegments.dumpTimeIndex opens an
+OffsetIndex on it), and later runs would see it. So each (version, mode) gets its own fresh copy, our
+dump reads a pristine one, and the files the tool created are listed. The `decoded` mode (the internal
+topics' record decoders) is not implemented by our dump and is left out here too.
 
 Prints one table per version (per input dir: files, runs, identical stdout, identical stderr) and the first
 differing line of each mismatch; exits 1 if anything differs.
@@ -26,7 +29,7 @@ from pathlib import Path
 
 from kafkalog_spark.kafka_versions import parse_kafka_version
 from tests.harness.broker import KAFKA_3, KAFKA_4, KafkaDistribution
-from tests.harness.golden import dumpable_files, golden_path, modes_for, write_golden
+from tests.harness.golden import GOLDEN_DIR, dumpable_files, golden_path, modes_for, write_golden
 from tests.test_dump_fidelity import MODES, options, ours, theirs_stderr
 
 CHUNK = 1 << 20
@@ -44,14 +47,16 @@ def copy_sparse(src: Path, dst: Path) -> None:
 
 
 def copy_inputs(dirs: list[Path], work: Path) -> dict[str, Path]:
-    """Copy each input dir to `work/<n>-<name>/` (regular files only); return {that name: input dir}."""
+    """Copy each input dir to `work/<n>-<name>/` (regular files only, without a corpus's own golden*/
+    dirs); return {that name: input dir}."""
     names = {}
     for n, src in enumerate(dirs):
         name = f"{n:02d}-{src.resolve().name}"
         names[name] = src
         for path in sorted(src.rglob("*")):
-            if path.is_file() and not path.is_symlink():
-                target = work / name / path.relative_to(src)
+            rel = path.relative_to(src)
+            if path.is_file() and not path.is_symlink() and not rel.parts[0].startswith(GOLDEN_DIR):
+                target = work / name / rel
                 target.parent.mkdir(parents=True, exist_ok=True)
                 copy_sparse(path, target)
     return names
@@ -76,20 +81,35 @@ class Tally:
     mismatches: list[str] = field(default_factory=list)
 
 
-def compare(work: Path, gdir: str, version: str) -> dict[str, Tally]:
-    """Our dump against the golden files `write_golden` left in `work/<gdir>/`, per input dir."""
+def run_tool(dirs: list[Path], work: Path, version: str) -> Path:
+    """The tool of `version` in every mode, each on a fresh copy `work/<version>-<mode>/`; return `work`."""
+    dist = KafkaDistribution(version)
+    for mode in MODES:
+        root = work / f"{version}-{mode}"
+        copy_inputs(dirs, root)
+        before = set(root.rglob("*"))
+        write_golden(root, dist, golden_dir=GOLDEN_DIR, modes=(mode,))
+        for path in sorted(set(root.rglob("*")) - before):
+            if path.is_file() and not path.relative_to(root).parts[0].startswith(GOLDEN_DIR):
+                print(f"  kafka-dump-log {version} ({mode}) created {path.relative_to(root)}")
+    return work
+
+
+def compare(pristine: Path, work: Path, version: str) -> dict[str, Tally]:
+    """Our dump on `pristine` against the goldens `run_tool` left in `work/<version>-<mode>/`, per input dir."""
     kv = parse_kafka_version(version)
     tallies: dict[str, Tally] = defaultdict(Tally)
-    for rel in dumpable_files(work):
+    for rel in dumpable_files(pristine):
         t = tallies[rel.parts[0]]
         for mode in modes_for(rel):
             if mode not in MODES:
                 continue
             t.files.add(str(rel))
             t.runs += 1
-            out, err, code = ours(work, [str(rel)], options(str(rel), mode, kv))
-            their_out = golden_path(work, rel, mode, golden_dir=gdir).read_bytes()
-            their_err = theirs_stderr(golden_path(work, rel, mode, "stderr", gdir))
+            out, err, code = ours(pristine, [str(rel)], options(str(rel), mode, kv))
+            tool = work / f"{version}-{mode}"
+            their_out = golden_path(tool, rel, mode).read_bytes()
+            their_err = theirs_stderr(golden_path(tool, rel, mode, "stderr"))
             t.same_out += out == their_out
             t.same_err += err == their_err
             if out != their_out:
@@ -138,14 +158,12 @@ def main(argv: list[str] | None = None) -> int:
     work = (args.keep or Path(tempfile.mkdtemp(prefix="dump-compare-"))).resolve()
     try:
         work.mkdir(parents=True, exist_ok=True)
-        names = copy_inputs(args.dirs, work)
-        for name, src in names.items():
+        pristine = work / "input"
+        for name, src in copy_inputs(args.dirs, pristine).items():
             print(f"{name}: {src}")
         ok = True
         for version in args.kafka or [KAFKA_3, KAFKA_4]:
-            gdir = f"golden-{version}"
-            write_golden(work, KafkaDistribution(version), golden_dir=gdir, modes=MODES)
-            ok &= report(version, compare(work, gdir, version))
+            ok &= report(version, compare(pristine, run_tool(args.dirs, work, version), version))
         return 0 if ok else 1
     finally:
         if not args.keep:
