@@ -34,7 +34,8 @@ _TABLE: list[tuple[str, Severity, str, str]] = [
     # Any file
     ("missing_file", E, "files", "a file the listing named is gone (info for an absent `.txnindex`, which is "
      "optional)"),
-    ("unreadable_file", E, "files", "the file cannot be opened or read, or is not a regular file"),
+    ("unreadable_file", E, "files", "the file cannot be opened or read, or is not a regular file (a FIFO, socket, "
+     "device or directory named like a Kafka file: never opened), or a directory cannot be listed"),
     ("file_too_large", E, "files", "a small file (index, checkpoint, snapshot) is larger than its cap: not read"),
     ("unknown_file", W, "dump", "`kafkalog dump` was given a file kind it does not know: skipped, as dump-log does"),
     # .log files: framing (FileRecords) and batches

@@ -21,10 +21,11 @@ from pathlib import Path
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from .config import TopicConfigs
+from .config import ConfigError, TopicConfigs
 from .delta import TableLocation, check_snapshot_id, read_snapshot, write_snapshot
 from .kafka_versions import LATEST, KafkaVersion, parse_kafka_version
 from .log.files import expand_paths
+from .source.options import parse_size
 
 VIEWS = ("segments", "batches", "records", "index", "partition_files")
 TABLES = ("segment_stats", "partition_stats", "log_dir_stats", "index_findings", "retention_plan",
@@ -45,8 +46,10 @@ class NightlyConfig:
 
     @classmethod
     def load(cls, path: str | None = None, **overrides) -> NightlyConfig:
-        """From a TOML file (sections [input], [output], [snapshot], [configs], [tables]), then overrides."""
-        doc = tomllib.loads(Path(path).read_text()) if path else {}
+        """From a TOML file (sections [input], [output], [snapshot], [configs], [tables]), then overrides. A
+        mistake in the file (bad TOML, an unknown section or key, a value of the wrong type or range) raises
+        :class:`~kafkalog_spark.config.ConfigError` naming the section and key."""
+        doc = _read_toml(path) if path else {}
         base = Path(path).parent if path else Path.cwd()  # relative paths are relative to the file
 
         def rel(p: str | None) -> str | None:
@@ -54,23 +57,120 @@ class NightlyConfig:
                 return p  # a URI (s3://, file:, dbfs:/Volumes/...) or an absolute path: as given
             return os.path.normpath(base / p)
 
-        inp, out, cfg = doc.get("input", {}), doc.get("output", {}), doc.get("configs", {})
-        warehouse = out.get("warehouse")
+        inp, out, cfg, snap, tables = (_section(doc, name) for name in _FILE_KEYS)
+        warehouse = _value(out, "output", "warehouse", str)
         # an overriding location (--warehouse, --schema) replaces the file's, which then may name none
-        location = overrides.pop("location", None) or TableLocation(
-            warehouse=rel(warehouse) if warehouse else None, catalog=out.get("catalog"), schema=out.get("schema"))
+        location = overrides.pop("location", None)
+        if location is None:
+            catalog, schema = (_value(out, "output", key, str) for key in ("catalog", "schema"))
+            for key, name in (("catalog", catalog), ("schema", schema)):
+                if name is not None:
+                    check_identifier(name, f"[output] {key}")
+            try:
+                location = TableLocation(warehouse=rel(warehouse) if warehouse else None, catalog=catalog,
+                                         schema=schema)
+            except ValueError as e:
+                raise ConfigError(f"[output]: {e}", key="[output]") from None
+        snapshot_id = _value(snap, "snapshot", "id", str) or None
+        if snapshot_id is not None:
+            _checked("[snapshot] id", check_snapshot_id, snapshot_id)
+        max_split_bytes = str(_value(inp, "input", "max_split_bytes", (str, int), "128m"))
+        _checked("[input] max_split_bytes", parse_size, max_split_bytes, "[input] max_split_bytes")
         config = cls(
-            log_dirs=tuple(rel(p) for p in inp.get("log_dirs", [])),
+            log_dirs=tuple(rel(p) for p in _paths(inp, "input", "log_dirs")),
             location=location,
-            include_internal=inp.get("include_internal", True),
-            snapshot_id=doc.get("snapshot", {}).get("id") or None,
-            table_names={t: doc.get("tables", {}).get(t, t) for t in TABLES},
-            broker_config=rel(cfg.get("broker_properties")),
-            topic_config=rel(cfg.get("topic_overrides")),
-            max_split_bytes=str(inp.get("max_split_bytes", "128m")),
+            include_internal=_value(inp, "input", "include_internal", bool, True),
+            snapshot_id=snapshot_id,
+            table_names={t: _table_name(tables, t) for t in TABLES},
+            broker_config=rel(_value(cfg, "configs", "broker_properties", str)),
+            topic_config=rel(_value(cfg, "configs", "topic_overrides", str)),
+            max_split_bytes=max_split_bytes,
             kafka_version=_kafka_version(cfg.get("kafka_version")),
         )
         return replace(config, **{k: v for k, v in overrides.items() if v is not None})
+
+
+# The TOML file's sections and their keys: anything else is a typo, which would otherwise be ignored in silence.
+_FILE_KEYS = {
+    "input": ("log_dirs", "include_internal", "max_split_bytes"),
+    "output": ("warehouse", "catalog", "schema"),
+    "configs": ("kafka_version", "broker_properties", "topic_overrides"),
+    "snapshot": ("id",),
+    "tables": TABLES,
+}
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
+_TYPE_NAMES = {str: "a string", bool: "true or false", int: "a whole number", list: "a list"}
+
+
+def _read_toml(path: str) -> dict:
+    """The file's TOML; an unknown top-level key or section is an error. A FIFO is never opened (it would
+    block), a missing file raises FileNotFoundError."""
+    file = Path(path)
+    if file.exists() and not file.is_file():
+        raise ConfigError(f"{path}: not a regular file")
+    try:
+        doc = tomllib.loads(file.read_bytes().decode("utf-8"))
+    except UnicodeDecodeError as e:
+        raise ConfigError(f"{path}: not UTF-8 text (byte {e.start})") from None
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(f"{path}: invalid TOML: {e}") from None
+    unknown = sorted(set(doc) - set(_FILE_KEYS))
+    if unknown:
+        raise ConfigError(f"unknown section or key {unknown[0]!r}: expected the sections "
+                          f"{', '.join(f'[{s}]' for s in _FILE_KEYS)}", key=unknown[0])
+    return doc
+
+
+def _section(doc: dict, name: str) -> dict:
+    section = doc.get(name, {})
+    if not isinstance(section, dict):
+        raise ConfigError(f"[{name}]: expected a section ([{name}] on a line of its own), not {section!r}", key=name)
+    unknown = sorted(set(section) - set(_FILE_KEYS[name]))
+    if unknown:
+        raise ConfigError(f"[{name}] {unknown[0]}: unknown key; expected one of {', '.join(_FILE_KEYS[name])}",
+                          key=unknown[0])
+    return section
+
+
+def _value(section: dict, name: str, key: str, types: type | tuple[type, ...], default: object = None) -> object:
+    """``section[key]`` if it has one of ``types`` (bool is no int here), else ConfigError naming it."""
+    value = section.get(key, default)
+    types = types if isinstance(types, tuple) else (types,)
+    if value is None or (type(value) in types):
+        return value
+    expected = " or ".join(_TYPE_NAMES.get(t, t.__name__) for t in types)
+    raise ConfigError(f"[{name}] {key} = {value!r}: expected {expected}", key=key, value=str(value))
+
+
+def _paths(section: dict, name: str, key: str) -> list[str]:
+    """A list of non-empty strings; a single string would otherwise be read as one path per character."""
+    paths = _value(section, name, key, list, [])
+    if not all(isinstance(p, str) and p.strip() for p in paths):
+        raise ConfigError(f"[{name}] {key} = {paths!r}: expected a list of paths, e.g. [\"/var/lib/kafka/data\"]",
+                          key=key)
+    return paths
+
+
+def check_identifier(name: str, key: str) -> str:
+    """``name`` if it is a plain identifier (a table name, a catalog, a schema: a path component and an unquoted
+    SQL name alike), else ConfigError naming ``key``."""
+    if not _IDENTIFIER.fullmatch(name):
+        raise ConfigError(f"{key} {name!r}: expected 1 to 128 letters, digits and _ (not starting with a digit)",
+                          key=key, value=name)
+    return name
+
+
+def _table_name(tables: dict, table: str) -> str:
+    return check_identifier(_value(tables, "tables", table, str, table), f"[tables] {table}")
+
+
+def _checked(key: str, check: Callable[..., object], *args: object) -> None:
+    """``check(*args)``, its ValueError made a ConfigError naming ``key``."""
+    try:
+        check(*args)
+    except ValueError as e:
+        message = str(e)
+        raise ConfigError(message if message.startswith(key) else f"{key}: {message}", key=key) from None
 
 
 def _kafka_version(value: object) -> KafkaVersion:
@@ -80,7 +180,7 @@ def _kafka_version(value: object) -> KafkaVersion:
     try:
         return parse_kafka_version(str(value))
     except ValueError as e:
-        raise ValueError(f"[configs] kafka_version: {e}") from None
+        raise ConfigError(f"[configs] kafka_version: {e}", key="kafka_version") from None
 
 
 def read_views(spark: SparkSession, config: NightlyConfig, log_dirs: Sequence[str]) -> dict[str, DataFrame]:

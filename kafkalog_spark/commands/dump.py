@@ -24,7 +24,7 @@ def _java_int(flag: str, text: str) -> int:
 
 @usage_errors("kafkalog dump")
 def run(args: argparse.Namespace) -> int:
-    check_paths(args.files, "FILE")  # all of them before the first line: no half dump, then an error
+    check_paths(args.files, "FILE", "entry")  # all before the first line: no half dump, then an error
     opts = DumpOptions(
         deep_iteration=args.deep_iteration, print_data_log=args.print_data_log, as_json=args.json,
         kafka_version=args.kafka_version, skip_record_metadata=args.skip_record_metadata,

@@ -22,20 +22,31 @@ class UsageError(ValueError):
     """A mistake in what the user gave; the message names the option or path."""
 
 
+# The times a command takes: from the epoch to the last millisecond ISO 8601 can write (year 9999). Kafka's clock
+# is a Java long of milliseconds, and the analyses add retention and lag durations to it.
+TIME_RANGE_MS = (0, 253402300799999)
+
+
 def parse_time(text: str | None, flag: str) -> int:
     """Epoch milliseconds from a command-line time: epoch milliseconds, or ISO 8601 (no zone: UTC);
-    None means now."""
+    None means now. A time outside :data:`TIME_RANGE_MS` is a UsageError naming ``flag``."""
     if text is None:
         return int(dt.datetime.now(dt.UTC).timestamp() * 1000)
     text = text.strip()
     if text.lstrip("-").isdigit():
-        return int(text)
-    try:
-        when = dt.datetime.fromisoformat(text)
-    except ValueError:
-        raise UsageError(f"{flag} {text!r}: expected ISO 8601 (e.g. 2024-05-01T12:00:00Z) or epoch milliseconds"
-                         ) from None
-    return int((when if when.tzinfo else when.replace(tzinfo=dt.UTC)).timestamp() * 1000)
+        ms = int(text)
+    else:
+        try:
+            when = dt.datetime.fromisoformat(text)
+        except ValueError:
+            raise UsageError(f"{flag} {text!r}: expected ISO 8601 (e.g. 2024-05-01T12:00:00Z) or epoch "
+                             "milliseconds") from None
+        ms = int((when if when.tzinfo else when.replace(tzinfo=dt.UTC)).timestamp() * 1000)
+    low, high = TIME_RANGE_MS
+    if not low <= ms <= high:
+        raise UsageError(f"{flag} {text!r}: expected a time from 1970-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z "
+                         f"(epoch milliseconds {low} to {high})")
+    return ms
 
 
 def local_path(path: str) -> str | None:
@@ -48,8 +59,9 @@ def local_path(path: str) -> str | None:
 
 
 def check_path(path: str, what: str, kind: str = "file") -> str:
-    """``path`` if it exists locally as a ``kind`` ("file" or "dir") this process may read; URIs of other
-    file systems pass unchecked."""
+    """``path`` if it exists locally as a ``kind`` this process may read: "dir", "file" (a regular file: a
+    configuration read whole, where a FIFO would block the read) or "entry" (any file but a directory: what
+    ``dump`` is given, which reports a FIFO or socket as a finding). URIs of other file systems pass unchecked."""
     local = local_path(path)
     if local is None:
         return path
@@ -58,8 +70,10 @@ def check_path(path: str, what: str, kind: str = "file") -> str:
         raise UsageError(f"{what} {path}: {why}")
     if not os.path.exists(local):
         raise UsageError(f"{what} {path}: no such file or directory")
-    if kind == "file" and os.path.isdir(local):
+    if kind != "dir" and os.path.isdir(local):
         raise UsageError(f"{what} {path}: is a directory, expected a file")
+    if kind == "file" and not os.path.isfile(local):
+        raise UsageError(f"{what} {path}: not a regular file (a FIFO, socket or device), expected a file")
     if not os.access(local, os.R_OK | (os.X_OK if kind == "dir" else 0)):
         raise UsageError(f"{what} {path}: permission denied")
     return path
@@ -100,6 +114,8 @@ def check_output_file(path: str, what: str) -> str:
         raise UsageError(f"{what} {path}: directory {parent} does not exist")
     if os.path.isdir(local):
         raise UsageError(f"{what} {path}: is a directory, expected a file")
+    if os.path.exists(local) and not os.path.isfile(local):  # writing to a FIFO blocks until a reader comes
+        raise UsageError(f"{what} {path}: not a regular file (a FIFO, socket or device), expected a file")
     if not os.access(parent, os.W_OK | os.X_OK) or (os.path.exists(local) and not os.access(local, os.W_OK)):
         raise UsageError(f"{what} {path}: permission denied")
     return path

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import tomllib
 
 from .inputs import UsageError, check_log_dirs, check_path, local_path, topic_configs
 
@@ -23,21 +22,25 @@ def _location(args: argparse.Namespace):
     if not (args.warehouse or args.schema):
         return None
     catalog, _, schema = (args.schema or "").rpartition(".")
+    if args.schema is not None:
+        from ..nightly import check_identifier
+
+        for part in (catalog, schema) if catalog else (schema,):
+            check_identifier(part, "--schema")  # a name Spark would fail to parse after the JVM started
     return TableLocation(warehouse=args.warehouse, catalog=catalog or None, schema=schema or None)
 
 
 def _from_file(path: str, overrides: dict):
+    from ..config import ConfigError
     from ..nightly import NightlyConfig
 
     check_path(path, "--config")
     try:
         return NightlyConfig.load(path, **overrides)
-    except tomllib.TOMLDecodeError as e:
-        raise UsageError(f"--config {path}: invalid TOML: {e}") from e
-    except ValueError as e:  # the [output] table names no location, or two; or a bad [configs] kafka_version
-        if str(e).startswith("["):
-            raise UsageError(f"--config {path}: {e}") from e
-        raise UsageError(f"--config {path}: [output]: {e}; or give --warehouse or --schema") from e
+    except ConfigError as e:  # names the section and key (the file's own name is said once, here)
+        message = str(e).removeprefix(f"{path}: ")
+        hint = "; or give --warehouse or --schema" if e.key == "[output]" else ""
+        raise UsageError(f"--config {path}: {message}{hint}") from e
 
 
 def load_config(args: argparse.Namespace):

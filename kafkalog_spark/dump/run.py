@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 
 from ..findings import Finding, Severity
 from ..kafka_versions import KafkaVersion
+from ..log.files import NotRegularFileError, check_regular, resolve
 from .log_file import DumpOptions, dump_log_file
 from .other_files import READERS, dump_other_file
 from .tool_errors import ToolCrash, ToolErrors
@@ -40,6 +41,18 @@ def _suffix(name: str, version: KafkaVersion) -> str | None:
     return name[dot:]
 
 
+def _not_regular(path: str) -> Finding | None:
+    """An ``unreadable_file`` finding for a FIFO, socket, device or directory (a missing file fails as in the
+    tool, where it is read)."""
+    try:
+        check_regular(*resolve(path), path)
+    except NotRegularFileError as e:
+        return Finding(path, -1, "unreadable_file", str(e))
+    except OSError:
+        pass
+    return None
+
+
 def run_dump(paths: Sequence[str], opts: DumpOptions, out: Callable[[str], None],
              err: Callable[[str], None]) -> int:
     """Dump `paths` in order; return the exit code (1 where the tool would have died with an exception)."""
@@ -51,6 +64,9 @@ def run_dump(paths: Sequence[str], opts: DumpOptions, out: Callable[[str], None]
             if not opts.as_json:
                 out(f"Dumping {path}")
             suffix = _suffix(os.path.basename(path), opts.kafka_version)
+            if (suffix in LOG_SUFFIXES or suffix in READERS) and (special := _not_regular(path)):
+                findings.append(special)  # the tool would block on a FIFO: ours is reported, never opened
+                continue
             if suffix in LOG_SUFFIXES:
                 lines = dump_log_file(path, opts, findings, errors, absolute(path))
             elif suffix in READERS:

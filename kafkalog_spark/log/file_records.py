@@ -77,6 +77,14 @@ def _read_into(f: pafs.NativeFile, store: np.ndarray, n: int, pos: int) -> int:
     return got
 
 
+def require_positive(**values: int) -> None:
+    """Sizes and caps that must be at least one byte (a zero chunk would read nothing, forever); a ValueError
+    names the first that is not."""
+    for name, value in values.items():
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"{name} must be a whole number of bytes, at least 1, not {value!r}")
+
+
 class FileRecords:
     """Reads the entries of one `.log` file (read-only) between byte positions ``start`` and ``end``.
 
@@ -87,6 +95,7 @@ class FileRecords:
     def __init__(self, path: str, filesystem: pafs.FileSystem | None = None, *,
                  chunk_bytes: int = DEFAULT_CHUNK_BYTES, max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES,
                  limit: int | None = None):
+        require_positive(chunk_bytes=chunk_bytes, max_batch_bytes=max_batch_bytes)
         self.path = path
         # Kafka's FileRecords.slice(0, limit): the file seen as its first `limit` bytes (dump-log --max-bytes)
         self.limit = limit

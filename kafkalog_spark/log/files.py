@@ -6,7 +6,10 @@ creates, renames or locks anything next to them.
 
 from __future__ import annotations
 
+import errno
 import fnmatch
+import os
+import stat
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 
@@ -89,10 +92,45 @@ def resolve(path: str, filesystem: pafs.FileSystem | None = None) -> tuple[pafs.
     return pafs.LocalFileSystem(), path
 
 
+class NotRegularFileError(OSError):
+    """A FIFO, socket, device or directory where a file is expected. Opening a FIFO blocks until a writer
+    comes, so nothing that is not a regular file is ever opened."""
+
+    def __str__(self) -> str:
+        return str(self.strerror)
+
+
+_SPECIAL = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
+            (stat.S_ISBLK, "a block device"), (stat.S_ISDIR, "a directory"))
+
+
+def not_regular_detail(fs: pafs.FileSystem, inner: str, info: pafs.FileInfo) -> str:
+    """``not a regular file (a FIFO)``: pyarrow calls every special file Unknown; a local one is named by its mode."""
+    what = "a directory" if info.type == pafs.FileType.Directory else "a special file"
+    if isinstance(fs, pafs.LocalFileSystem):
+        try:
+            mode = os.stat(inner).st_mode
+            what = next((name for test, name in _SPECIAL if test(mode)), what)
+        except OSError:
+            pass
+    return f"not a regular file ({what}); not opened"
+
+
+def check_regular(fs: pafs.FileSystem, inner: str, path: str) -> None:
+    """Raise FileNotFoundError, or NotRegularFileError, unless ``inner`` is a regular file (one stat)."""
+    info = fs.get_file_info(inner)
+    if info.type == pafs.FileType.NotFound:
+        raise FileNotFoundError(errno.ENOENT, "no such file", path)
+    if info.type != pafs.FileType.File:
+        raise NotRegularFileError(errno.EINVAL, not_regular_detail(fs, inner, info), path)
+
+
 @contextmanager
 def open_read(path: str, filesystem: pafs.FileSystem | None = None) -> Iterator[pafs.NativeFile]:
-    """Open a file for random-access reading (``read_at``, ``size``)."""
+    """Open a regular file for random-access reading (``read_at``, ``size``); anything else raises
+    (:func:`check_regular`) before it is opened."""
     fs, inner = resolve(path, filesystem)
+    check_regular(fs, inner, path)
     f = fs.open_input_file(inner)
     try:
         yield f
@@ -124,6 +162,11 @@ def read_capped(path: str, filesystem: pafs.FileSystem | None, max_bytes: int, f
             return f.read_at(min(size, max_bytes), 0) if size else b""
     except FileNotFoundError as e:
         findings.append(Finding(path, -1, "missing_file", f"file not found: {e}", missing_severity))
-    except OSError as e:  # permissions, a directory, a remote filesystem error
-        findings.append(Finding(path, -1, "unreadable_file", f"{type(e).__name__}: {e}", Severity.ERROR))
+    except OSError as e:  # permissions, a directory or FIFO, a remote filesystem error
+        findings.append(Finding(path, -1, "unreadable_file", os_error_detail(e), Severity.ERROR))
     return None
+
+
+def os_error_detail(e: OSError) -> str:
+    """How an I/O error reads in a finding: ours as they are, the system's with their type."""
+    return str(e) if isinstance(e, NotRegularFileError) else f"{type(e).__name__}: {e}"

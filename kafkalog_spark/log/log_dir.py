@@ -7,17 +7,23 @@ metadata files. Files with ``.deleted``/``.cleaned``/``.swap`` suffixes belong t
 swap in progress: they are listed, never mistaken for live segments. The KRaft metadata log
 (``__cluster_metadata-0``) also holds snapshots, ``<end offset>-<epoch>.checkpoint`` (see
 :class:`KRaftSnapshot`), and ``quorum-state``. Only directory listings and file sizes are read here.
+
+A directory that cannot be listed, and an entry named like a Kafka file that is no regular file (a FIFO, a
+socket, a device, a directory), become ``unreadable_file`` findings naming them: the directory's files, or
+that entry, are then left out, never opened (opening a FIFO blocks until a writer comes).
 """
 
 from __future__ import annotations
 
+import errno
 import re
 from dataclasses import dataclass, field
 
 import pyarrow.fs as pafs
 
+from ..findings import Finding, KafkaLogError
 from .checkpoints import LEADER_EPOCH_CHECKPOINT, PARTITION_METADATA
-from .files import expand_paths, resolve
+from .files import expand_paths, not_regular_detail, os_error_detail, resolve
 from .quorum_state import QUORUM_STATE
 
 LOG_SUFFIX = ".log"
@@ -124,6 +130,7 @@ class PartitionLog:
     other_files: dict[str, str] = field(default_factory=dict)  # e.g. leader-epoch-checkpoint -> path
     unknown_files: list[str] = field(default_factory=list)
     kraft_snapshots: list[KRaftSnapshot] = field(default_factory=list)  # by end offset; the metadata log only
+    findings: list[Finding] = field(default_factory=list)  # the listing's: an unlistable dir, special files
 
     @property
     def topic(self) -> str:
@@ -132,6 +139,11 @@ class PartitionLog:
     @property
     def partition(self) -> int:
         return self.topic_partition.partition
+
+    @property
+    def log_dir(self) -> str:
+        """The broker log dir holding this partition dir."""
+        return self.path.rstrip("/").rsplit("/", 1)[0]
 
     @property
     def active_segment(self) -> LogSegment | None:
@@ -147,11 +159,14 @@ def list_partition(path: str, filesystem: pafs.FileSystem | None = None,
         raise ValueError(f"{path} is not a partition directory (expected <topic>-<partition>)")
     log = PartitionLog(path, tp)
     segments: dict[int, LogSegment] = {}
-    for info in fs.get_file_info(pafs.FileSelector(inner)):
-        if info.type != pafs.FileType.File:
-            continue
+    for info in _listing(fs, inner, path, log.findings):
         name = info.base_name
         full = f"{path.rstrip('/')}/{name}"
+        if info.type != pafs.FileType.File:
+            if info.type != pafs.FileType.Directory or _is_kafka_file_name(name):
+                log.findings.append(Finding(full, -1, "unreadable_file", not_regular_detail(fs, f"{inner}/{name}",
+                                                                                            info)))
+            continue
         m = _SEGMENT_FILE.match(name)
         if m is None:
             mtime_ms = None if info.mtime_ns is None else info.mtime_ns // 1_000_000
@@ -186,6 +201,23 @@ def list_partition(path: str, filesystem: pafs.FileSystem | None = None,
 _ATTR = {LOG_SUFFIX: "log", INDEX_SUFFIX: "index", TIME_INDEX_SUFFIX: "time_index", TXN_INDEX_SUFFIX: "txn_index"}
 
 
+def _is_kafka_file_name(name: str) -> bool:
+    """Named as Kafka names a partition dir's files (a directory so named is a file gone wrong)."""
+    return bool(_SEGMENT_FILE.match(name) or _KRAFT_SNAPSHOT.match(name) or name.endswith(".tmp")
+                or name in (LEADER_EPOCH_CHECKPOINT, PARTITION_METADATA, QUORUM_STATE))
+
+
+def _listing(fs: pafs.FileSystem, inner: str, path: str, findings: list[Finding]) -> list[pafs.FileInfo]:
+    """The directory's entries; none, and a finding naming it, when it cannot be listed (permissions, a
+    directory gone since its parent was listed, a remote error): its files are then not read."""
+    try:
+        return fs.get_file_info(pafs.FileSelector(inner))
+    except OSError as e:
+        kind = "missing_file" if isinstance(e, FileNotFoundError) else "unreadable_file"
+        findings.append(Finding(path, -1, kind, f"cannot list the directory: {os_error_detail(e)}"))
+        return []
+
+
 @dataclass(slots=True)
 class LogDir:
     """A broker log directory: partition dirs and the root checkpoint files."""
@@ -193,12 +225,16 @@ class LogDir:
     path: str
     partitions: list[PartitionLog]
     files: dict[str, str]  # root files by name: meta.properties, *-checkpoint, .kafka_cleanshutdown
+    findings: list[Finding] = field(default_factory=list)  # the listing's: the log dir cannot be listed
 
 
 def list_log_dir(path: str, filesystem: pafs.FileSystem | None = None) -> LogDir:
+    """List a log dir and its partition dirs (read-only). Root files are read by name (checkpoints,
+    meta.properties), and a root file that is no regular file is reported by its reader, not here."""
     fs, inner = resolve(path, filesystem)
     partitions, files = [], {}
-    for info in sorted(fs.get_file_info(pafs.FileSelector(inner)), key=lambda i: i.base_name):
+    findings: list[Finding] = []
+    for info in sorted(_listing(fs, inner, path, findings), key=lambda i: i.base_name):
         full = f"{path.rstrip('/')}/{info.base_name}"
         if info.type == pafs.FileType.Directory:
             tp = TopicPartition.parse(info.base_name)
@@ -206,16 +242,23 @@ def list_log_dir(path: str, filesystem: pafs.FileSystem | None = None) -> LogDir
                 partitions.append(list_partition(full, filesystem, tp))
         elif info.type == pafs.FileType.File:
             files[info.base_name] = full
-    return LogDir(path, partitions, files)
+    return LogDir(path, partitions, files, findings)
 
 
 def is_partition_dir(path: str, filesystem: pafs.FileSystem | None = None) -> bool:
     """A partition dir has a partition-like name and holds segment or partition metadata files; a log
-    dir's own name may look like one too (``kafka-0``), so the contents decide."""
+    dir's own name may look like one too (``kafka-0``), so the contents decide. A partition-like dir that
+    exists but cannot be listed counts as one, so that its finding names its topic-partition."""
     if TopicPartition.parse(path.rstrip("/").rsplit("/", 1)[-1]) is None:
         return False
     fs, inner = resolve(path, filesystem)
-    for info in fs.get_file_info(pafs.FileSelector(inner)):
+    try:
+        entries = fs.get_file_info(pafs.FileSelector(inner))
+    except FileNotFoundError:
+        raise
+    except OSError:
+        return True
+    for info in entries:
         if info.type == pafs.FileType.File and (
             _SEGMENT_FILE.match(info.base_name) or info.base_name in (PARTITION_METADATA, LEADER_EPOCH_CHECKPOINT)
         ):
@@ -225,14 +268,27 @@ def is_partition_dir(path: str, filesystem: pafs.FileSystem | None = None) -> bo
     return False
 
 
-def find_partitions(paths: list[str], filesystem: pafs.FileSystem | None = None) -> list[PartitionLog]:
-    """Partition logs under any mix of log dirs and partition dirs (paths, ``file:`` URIs or globs)."""
+def find_partitions(paths: list[str], filesystem: pafs.FileSystem | None = None,
+                    findings: list[Finding] | None = None) -> list[PartitionLog]:
+    """Partition logs under any mix of log dirs and partition dirs (paths, ``file:`` URIs or globs).
+
+    A path that does not exist raises FileNotFoundError (a mistake in what was asked for). What the listing
+    finds wrong is kept, not raised: a partition dir's on its ``findings``, a log dir's (it cannot be listed)
+    appended to ``findings``; without that list, such a finding raises :class:`KafkaLogError`."""
     out: list[PartitionLog] = []
     for p in expand_paths(paths, filesystem):
+        fs, inner = resolve(p, filesystem)
+        if fs.get_file_info(inner).type == pafs.FileType.NotFound:
+            raise FileNotFoundError(errno.ENOENT, "no such file or directory", p)
         if is_partition_dir(p, filesystem):
             out.append(list_partition(p, filesystem))
-        else:
-            out.extend(list_log_dir(p, filesystem).partitions)
+            continue
+        log_dir = list_log_dir(p, filesystem)
+        if findings is not None:
+            findings.extend(log_dir.findings)
+        elif log_dir.findings:
+            raise KafkaLogError(log_dir.findings[0])
+        out.extend(log_dir.partitions)
     return out
 
 

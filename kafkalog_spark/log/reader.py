@@ -21,8 +21,8 @@ from ..format.batches import SegmentContext, batches_view, view_schema
 from ..format.compression import DEFAULT_MAX_DECOMPRESSED
 from ..format.records import records_view
 from ..schemas import BATCHES, RECORDS
-from .file_records import DEFAULT_CHUNK_BYTES, FileRecords
-from .files import expand_paths, resolve
+from .file_records import DEFAULT_CHUNK_BYTES, FileRecords, require_positive
+from .files import expand_paths, os_error_detail, resolve
 from .log_dir import LOG_SUFFIX, KRaftSnapshot, find_partitions, segment_of_file
 
 VIEWS = {"records": RECORDS, "batches": BATCHES}
@@ -47,31 +47,29 @@ def iter_segment(path: str, view: str = "records", findings: list[Finding] | Non
                          partition if partition is not None else (tp.partition if tp else -1),
                          None if snapshot else (base if base is not None else -1),
                          snapshot.end_offset if snapshot else None, snapshot.epoch if snapshot else None)
+    require_positive(max_decompressed=max_decompressed)
     fs, inner = resolve(path, filesystem)
-    info = fs.get_file_info(inner)
-    if info.type == pafs.FileType.NotFound:
-        findings.append(Finding(path, -1, "missing_file", "file not found"))
-        return
-    if info.type != pafs.FileType.File:
-        findings.append(Finding(path, -1, "unreadable_file", "not a regular file"))
-        return
     records = FileRecords(inner, fs, chunk_bytes=chunk_bytes)
     records.path = path
-    try:
+    try:  # FileRecords opens regular files only: a FIFO, socket or directory raises, never blocks
         for chunk in records.chunks(findings, start, end):
             if view == "batches":
                 yield batches_view(chunk, ctx, findings)
             else:
                 yield from records_view(chunk, ctx, findings, max_decompressed)
+    except FileNotFoundError:
+        findings.append(Finding(path, -1, "missing_file", "file not found"))
     except OSError as e:
-        findings.append(Finding(path, -1, "unreadable_file", str(e)))
+        findings.append(Finding(path, -1, "unreadable_file", os_error_detail(e)))
 
 
 def segment_files(paths: str | list[str], filesystem: pafs.FileSystem | None = None, *,
-                  kraft_snapshots: bool = True) -> list[str]:
+                  kraft_snapshots: bool = True, findings: list[Finding] | None = None) -> list[str]:
     """The live `.log` files under files, partition dirs or log dirs (paths, ``file:`` URIs or globs), in
     topic/partition/offset order, each partition's complete KRaft snapshots after its segments (unless
-    ``kraft_snapshots`` is false; a snapshot file named directly is always read)."""
+    ``kraft_snapshots`` is false; a snapshot file named directly is always read). What the listings find
+    wrong (a directory that cannot be listed, a FIFO named like a segment) is appended to ``findings``;
+    without that list it raises :class:`KafkaLogError`."""
     out = []
     dirs = []
     for p in expand_paths([paths] if isinstance(paths, str) else paths, filesystem):
@@ -79,10 +77,16 @@ def segment_files(paths: str | list[str], filesystem: pafs.FileSystem | None = N
             out.append(p)
         else:
             dirs.append(p)
-    for log in find_partitions(dirs, filesystem):
+    listed: list[Finding] = []
+    for log in find_partitions(dirs, filesystem, listed):
+        listed += log.findings
         out.extend(s.log for s in log.segments if s.log)
         if kraft_snapshots:
             out.extend(s.path for s in log.kraft_snapshots if s.state == "snapshot")
+    if findings is not None:
+        findings += listed
+    elif listed:
+        raise KafkaLogError(listed[0])
     return out
 
 
@@ -95,9 +99,12 @@ def read_log(paths: str | list[str], view: str = "records", *, findings: list[Fi
     mode = mode.upper()
     if mode not in ("PERMISSIVE", "FAILFAST"):
         raise ValueError(f"unknown mode {mode!r}: expected PERMISSIVE or FAILFAST")
+    require_positive(**{k: v for k, v in options.items() if k in ("chunk_bytes", "max_decompressed")})
     collected: list[Finding] = []
     batches = []
-    for path in segment_files(paths, filesystem, kraft_snapshots=kraft_snapshots):
+    files = segment_files(paths, filesystem, kraft_snapshots=kraft_snapshots, findings=collected)
+    _raise_if_failfast(mode, collected)
+    for path in files:
         for batch in iter_segment(path, view, collected, filesystem=filesystem, **options):
             batches.append(batch)
             _raise_if_failfast(mode, collected)

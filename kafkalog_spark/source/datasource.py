@@ -10,7 +10,7 @@ imports its heavy modules inside ``read()``.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 from pyspark.sql.types import StructType
@@ -21,10 +21,12 @@ from .options import SourceOptions
 
 @dataclass
 class SegmentGroup(InputPartition):
-    """One Spark task: a few segment splits (records/batches views) or partition dirs (other views)."""
+    """One Spark task: a few segment splits (records/batches views) or partition dirs (other views), and the
+    problems the driver's listing found (:class:`~.planning.ListingProblem`), made rows by the first task."""
 
     splits: list
     partition_dirs: list
+    problems: list = field(default_factory=list)
 
 
 class KafkaLogDataSource(DataSource):
@@ -70,16 +72,19 @@ class KafkaLogReader(DataSourceReader):
                 self.pushdown.predicates.append(predicate)
 
     def partitions(self) -> Sequence[InputPartition]:
-        from .planning import group_splits, plan_splits, select_partitions
+        from .planning import group_splits, plan_partition_dirs, plan_splits
 
         opts = self.options
+        problems: list = []
         if opts.view in ("records", "batches"):
-            groups = group_splits(plan_splits(opts, self.pushdown), opts.max_split_bytes, opts.open_cost_bytes)
-            parts = [SegmentGroup(g, []) for g in groups]
+            splits = plan_splits(opts, self.pushdown, problems=problems)
+            parts = [SegmentGroup(g, []) for g in group_splits(splits, opts.max_split_bytes, opts.open_cost_bytes)]
         else:
-            logs = select_partitions(opts, self.pushdown)
-            parts = [SegmentGroup([], [log.path for log in logs[i:i + 64]]) for i in range(0, len(logs), 64)]
-        return parts or [SegmentGroup([], [])]
+            dirs = plan_partition_dirs(opts, self.pushdown, problems=problems)
+            parts = [SegmentGroup([], dirs[i:i + 64]) for i in range(0, len(dirs), 64)]
+        parts = parts or [SegmentGroup([], [])]
+        parts[0].problems = problems
+        return parts
 
     def read(self, partition: SegmentGroup) -> Iterator:
         from .scan import read_group

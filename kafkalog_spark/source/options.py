@@ -10,11 +10,23 @@ VIEWS = ("records", "batches", "segments", "index", "partition_files")
 INTERNAL_TOPICS = ("__consumer_offsets", "__transaction_state", "__cluster_metadata", "__share_group_state")
 
 
-def _parse_size(text: str) -> int:
-    m = re.fullmatch(r"\s*(\d+)\s*([kmgt]?)i?b?\s*", text.lower())
+MAX_SIZE = 2**63 - 1  # a Java long, as Spark's own byte sizes
+
+
+def parse_size(text: str, name: str) -> int:
+    """A positive byte size: ``134217728``, ``128m``, ``4MiB``, ``1g``. Zero would plan or read nothing, forever;
+    the ValueError names the option."""
+    m = re.fullmatch(r"\s*(\d+)\s*([kmgt]?)i?b?\s*", str(text).lower())
     if not m:
-        raise ValueError(f"invalid size {text!r}: expected bytes, or a number with k/m/g (e.g. 128m)")
-    return int(m[1]) * 1024 ** " kmgt".index(m[2] or " ")
+        raise ValueError(f"{name} {text!r}: expected bytes, or a number with k/m/g/t (e.g. 128m)")
+    size = int(m[1]) * 1024 ** " kmgt".index(m[2] or " ")
+    if not 1 <= size <= MAX_SIZE:
+        raise ValueError(f"{name} {text!r}: expected 1 byte to {MAX_SIZE} bytes")
+    return size
+
+
+def _size(options: dict[str, str], name: str, default: str) -> int:
+    return parse_size(options.get(name.lower(), default), f"kafkalog: {name}")
 
 
 def _parse_bool(options: dict[str, str], name: str, default: bool) -> bool:
@@ -58,16 +70,19 @@ class SourceOptions:
         topics = tuple(t.strip() for t in o.get("topics", "").split(",") if t.strip())
         pattern = o.get("topicpattern")
         if pattern is not None:
-            re.compile(pattern)  # fail at planning, not on the executors
+            try:
+                re.compile(pattern)  # fail at planning, not on the executors
+            except re.error as e:
+                raise ValueError(f"kafkalog: topicPattern {pattern!r}: {e}") from None
         internal = _parse_bool(o, "includeInternal", False)
         return cls(
             paths=paths, view=view, topics=topics, topic_pattern=pattern, include_internal=internal,
             isolation=isolation, mode=mode, pushdown=_parse_bool(o, "pushdown", True),
             kraft_snapshots=_parse_bool(o, "kraftSnapshots", True),
-            max_split_bytes=_parse_size(o.get("maxsplitbytes", "128m")),
-            open_cost_bytes=_parse_size(o.get("opencostbytes", "4m")),
-            chunk_bytes=_parse_size(o.get("chunkbytes", "8m")),
-            max_decompressed_bytes=_parse_size(o.get("maxdecompressedbytes", "256m")),
+            max_split_bytes=_size(o, "maxSplitBytes", "128m"),
+            open_cost_bytes=_size(o, "openCostBytes", "4m"),
+            chunk_bytes=_size(o, "chunkBytes", "8m"),
+            max_decompressed_bytes=_size(o, "maxDecompressedBytes", "256m"),
         )
 
     def wants_topic(self, topic: str) -> bool:

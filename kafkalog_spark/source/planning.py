@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import pyarrow.fs as pafs
 
+from ..findings import Finding
 from ..log.files import open_read
 from ..log.log_dir import LogSegment, PartitionLog, find_partitions
 from .filters import Pushdown
@@ -33,10 +34,27 @@ class SegmentSplit:
     aborted: tuple[tuple[int, int, int], ...] = ()  # (producerId, firstOffset, lastOffset) of the partition
 
 
-def select_partitions(opts: SourceOptions, pushdown: Pushdown,
-                      filesystem: pafs.FileSystem | None = None) -> list[PartitionLog]:
+@dataclass(frozen=True)
+class ListingProblem:
+    """A finding of the driver's listing, which no task would see otherwise, with the location of its rows: a
+    partition's, or none for a log dir that cannot be listed (its ``logDir`` is then the dir itself)."""
+
+    finding: Finding
+    topic: str | None
+    partition: int | None
+    log_dir: str
+
+
+def _log_dir_problems(findings: list[Finding]) -> list[ListingProblem]:
+    return [ListingProblem(f, None, None, f.file) for f in findings]
+
+
+def select_partitions(opts: SourceOptions, pushdown: Pushdown, filesystem: pafs.FileSystem | None = None,
+                      findings: list[Finding] | None = None) -> list[PartitionLog]:
+    """The live partition dirs the options and filters select. A log dir that cannot be listed adds a finding
+    to ``findings`` (see :func:`find_partitions`); a partition dir's listing findings stay on it."""
     return [
-        p for p in find_partitions(list(opts.paths), filesystem)
+        p for p in find_partitions(list(opts.paths), filesystem, findings)
         if p.topic_partition.kind == "live" and opts.wants_topic(p.topic)
         and pushdown.accepts("topic", p.topic) and pushdown.accepts("partition", p.partition)
     ]
@@ -168,9 +186,15 @@ def aborted_transactions(log: PartitionLog, filesystem=None) -> tuple[tuple[int,
     return tuple(out)
 
 
-def plan_splits(opts: SourceOptions, pushdown: Pushdown, filesystem=None) -> list[SegmentSplit]:
+def plan_splits(opts: SourceOptions, pushdown: Pushdown, filesystem=None,
+                problems: list[ListingProblem] | None = None) -> list[SegmentSplit]:
+    """The splits to read; what the listings find wrong (a directory that cannot be listed, a FIFO named like
+    a segment) goes to ``problems``, for a task to turn into rows."""
     splits = []
-    for log in select_partitions(opts, pushdown, filesystem):
+    log_dir_findings: list[Finding] = []
+    for log in select_partitions(opts, pushdown, filesystem, log_dir_findings):
+        if problems is not None:
+            problems += [ListingProblem(f, log.topic, log.partition, log.log_dir) for f in log.findings]
         aborted = aborted_transactions(log, filesystem) if opts.isolation == "read_committed" else ()
         for seg in prune_segments(log, pushdown, opts.view, filesystem):
             if seg.log is None:
@@ -184,7 +208,20 @@ def plan_splits(opts: SourceOptions, pushdown: Pushdown, filesystem=None) -> lis
             # Snapshots are small (the metadata state, not its history) and hold no transactions.
             splits += [SegmentSplit(s.path, log.topic, log.partition, None, 0, None, s.size)
                        for s in log.kraft_snapshots if s.state == "snapshot"]
+    if problems is not None:
+        problems += _log_dir_problems(log_dir_findings)
     return splits
+
+
+def plan_partition_dirs(opts: SourceOptions, pushdown: Pushdown, filesystem=None,
+                        problems: list[ListingProblem] | None = None) -> list[str]:
+    """The partition dirs the views that read no `.log` list on the executors (which then see each partition
+    dir's own listing problems); the log dirs' listing problems go to ``problems``."""
+    log_dir_findings: list[Finding] = []
+    logs = select_partitions(opts, pushdown, filesystem, log_dir_findings)
+    if problems is not None:
+        problems += _log_dir_problems(log_dir_findings)
+    return [log.path for log in logs]
 
 
 def group_splits(splits: list[SegmentSplit], max_bytes: int, open_cost: int) -> list[list[SegmentSplit]]:

@@ -16,9 +16,9 @@ def log_dir_of(path: str) -> str:
     return path.rstrip("/").rsplit("/", 2)[0]
 
 
-def problem_rows(findings: list[Finding], topic: str, partition: int, base_offset: int | None,
+def problem_rows(findings: list[Finding], topic: str | None, partition: int | None, base_offset: int | None,
                  schema: pa.Schema, log_dir: str) -> pa.RecordBatch:
-    """Rows carrying only their location and the finding."""
+    """Rows carrying only their location and the finding (no topic-partition: a log dir's own problem)."""
     n = len(findings)
     columns = {f.name: pa.nulls(n, f.type) for f in schema}
     columns["topic"] = pa.array([topic] * n, pa.string())

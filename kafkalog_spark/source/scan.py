@@ -55,8 +55,19 @@ def read_splits(splits, opts: SourceOptions, pushdown: Pushdown, schema: pa.Sche
             yield from table.to_batches()
 
 
+def listing_problem_rows(problems, opts: SourceOptions, pushdown: Pushdown,
+                         schema: pa.Schema) -> Iterator[pa.RecordBatch]:
+    """The driver's listing problems (a directory that cannot be listed, a FIFO named like a segment) as rows,
+    or the failure naming the first (FAILFAST)."""
+    check_failfast(opts, [p.finding for p in problems])
+    for p in problems:
+        rows = problem_rows([p.finding], p.topic, p.partition, None, schema, p.log_dir)
+        yield from pushdown.apply(pa.Table.from_batches([rows])).to_batches()
+
+
 def read_group(group, opts: SourceOptions, pushdown: Pushdown, spark_schema) -> Iterator[pa.RecordBatch]:
     schema = arrow_schema(spark_schema)
+    yield from listing_problem_rows(group.problems, opts, pushdown, schema)
     if group.splits:
         yield from read_splits(group.splits, opts, pushdown, schema)
     if group.partition_dirs:

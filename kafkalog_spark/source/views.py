@@ -142,10 +142,10 @@ def read_partition_views(partition_dirs: list[str], opts, schema: pa.Schema) -> 
         log = list_partition(path)
         if not opts.kraft_snapshots:
             log.kraft_snapshots = []
-        root = path.rstrip("/").rsplit("/", 1)[0]
+        root = log.log_dir
         if opts.view == "partition_files" and root not in roots:
             roots[root] = read_root_checkpoints(root)
-        findings: list[Finding] = []
+        findings: list[Finding] = list(log.findings)  # a dir that cannot be listed, a FIFO named like a segment
         rows = _ROWS[opts.view](log, findings, None, roots.get(root))
         check_failfast(opts, findings)
         location = {"topic": log.topic, "partition": log.partition, "logDir": root}
