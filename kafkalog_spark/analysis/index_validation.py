@@ -12,7 +12,9 @@ what each compares.
     views = read_views(spark, ["/var/lib/kafka/data"])
     index_findings(spark, views, log_dirs=["/var/lib/kafka/data"]).where("severity = 'error'").show()
 
-Every view is read by several checks: cache them (``validate`` does) when the log dirs are large.
+Every view is read by several checks: cache them (``validate`` does) when the log dirs are large. The problem
+rows of every view given count (:func:`.segment_checks.reader_findings`): without the records view, damage that
+only a full decode finds is not seen.
 
 A topic-partition found in more than one directory of the views (replicas read from several brokers' log
 dirs, or a copy next to its original) is reported as ``partition_in_several_dirs`` (warning) and not
@@ -22,16 +24,16 @@ own (``validate`` does) to check them all.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import DataFrame, Row, SparkSession
 from pyspark.sql import functions as F
 
 from . import index_entries, partition_checks, segment_checks
 from .finding_columns import INDEX_FINDINGS, KEYS, finding_row, ok
 
 VIEWS = ("segments", "batches", "index", "partition_files")
-__all__ = ["INDEX_FINDINGS", "VIEWS", "index_findings", "log_dirs_of", "read_views", "validate"]
+__all__ = ["INDEX_FINDINGS", "VIEWS", "index_findings", "log_dirs_of", "read_views", "validate", "validate_rows"]
 
 
 def index_findings(spark: SparkSession, views: Mapping[str, DataFrame], log_dirs: Sequence[str] = ()) -> DataFrame:
@@ -102,20 +104,30 @@ def read_views(spark: SparkSession, paths: Sequence[str] | str, *, records: bool
     return source_views(spark, paths, [*VIEWS, "records"] if records else VIEWS, **options)
 
 
-def validate(spark: SparkSession, paths: Sequence[str] | str, *, records: bool = False, **options: str) -> DataFrame:
-    """The findings of each path (a log dir or partition dir) analysed on its own (replicas of one partition
-    in several log dirs stay apart), with its views persisted (several checks read each view; they stay
-    persisted until ``spark.catalog.clearCache()``). ``records=True`` also checks the control records' types
-    against the transaction index (a full decode of the records, of which only control records are kept)."""
+def validate_rows(spark: SparkSession, paths: Sequence[str] | str, *, records: bool = True,
+                  **options: str) -> Iterator[Row]:
+    """The findings of each path (a log dir or partition dir), analysed on its own (replicas of one partition in
+    several log dirs stay apart) and collected before the next: its views are persisted while its checks run
+    (several checks read each view) and unpersisted after, so the driver holds one path's plans and cached views
+    at a time whatever the number of paths. ``records=True`` (the default) decodes the records too: damage under
+    a right CRC (a payload that does not decompress, a record that does not decode) is found only so, and the
+    transaction index is checked against the control records' types."""
     paths = [paths] if isinstance(paths, str) else list(paths)
-    out = None
+    if not paths:
+        raise ValueError("validate: give at least one log dir or partition dir")
     for path in paths:
         views = read_views(spark, path, records=records, **options)
-        if records:  # only the control records are needed: keep those, not every payload
-            views["records"] = views["records"].where("isControl").select(*KEYS, "offset", "isControl", "producerId",
-                                                                          "controlType")
-        found = index_findings(spark, {k: v.persist() for k, v in views.items()}, log_dirs_of([path]))
-        out = found if out is None else out.unionByName(found)
-    if out is None:
-        raise ValueError("validate: give at least one log dir or partition dir")
-    return out
+        if records:  # the control records and the problem rows are needed: keep those, not every payload
+            views["records"] = (views["records"].where(F.col("isControl") | F.col("problem").isNotNull())
+                                .select(*KEYS, "offset", "isControl", "producerId", "controlType", "problem"))
+        cached = {k: v.persist() for k, v in views.items()}
+        try:
+            yield from index_findings(spark, cached, log_dirs_of([path])).collect()
+        finally:
+            for v in cached.values():
+                v.unpersist()
+
+
+def validate(spark: SparkSession, paths: Sequence[str] | str, *, records: bool = True, **options: str) -> DataFrame:
+    """:func:`validate_rows` as a DataFrame (schema :data:`INDEX_FINDINGS`) of the collected findings."""
+    return spark.createDataFrame(list(validate_rows(spark, paths, records=records, **options)), INDEX_FINDINGS)

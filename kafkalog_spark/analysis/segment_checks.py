@@ -3,18 +3,20 @@ and gaps between segments, the time index's last entry, stray and missing files.
 
 Checks (name: severity: what it compares):
 
-- reader findings, carried over with the reader's kind as the check name, file and byte position: from
-  the index view (``index_length_not_multiple``, ``index_last_offset_below_base``,
-  ``timeindex_last_offset_below_base``, ``index_offsets_not_increasing``, ``index_positions_not_increasing``,
-  ``timeindex_timestamps_not_increasing`` (dump-log: "Found out of order timestamp"),
-  ``timeindex_timestamp_decreasing``, ``index_nonzero_tail``, ...), from the batches view
-  (``truncated_tail``, ``corrupt_size``, ``skipped_region``, ``batch_too_small``, ...) and from the
+- reader findings, carried over with the reader's kind as the check name, file and byte position, from
+  every view given, each finding once: from the index view (``index_length_not_multiple``,
+  ``index_last_offset_below_base``, ``timeindex_last_offset_below_base``, ``index_offsets_not_increasing``,
+  ``index_positions_not_increasing``, ``timeindex_timestamps_not_increasing`` (dump-log: "Found out of order
+  timestamp"), ``timeindex_timestamp_decreasing``, ``index_nonzero_tail``, ...), from the batches view
+  (``truncated_tail``, ``corrupt_size``, ``skipped_region``, ``batch_too_small``, ...), from the
   partition_files view (``txnindex_*``, ``snapshot_crc_mismatch``, ``snapshot_unknown_version``,
-  ``checkpoint_*``, ...), with the reader's severity except: zero tails (``index_zero_tail``,
-  ``timeindex_zero_tail`` and the ``timeindex_last_timestamp_before_first`` they cause) are info on the
-  active segment (normal in a copy of a running broker's dir) and warnings elsewhere; ``truncated_tail`` is
-  a warning on the active segment (an append caught mid-copy) and an error on a closed one (rolled segments
-  are complete). The reader's ``batch_crc_invalid`` is reported once, by the batch check below (with the CRCs).
+  ``checkpoint_*``, ...) and from the records view (``decompression_failed``, ``record_decode_failed``:
+  damage under a right CRC that only a full decode finds), with the reader's severity except: zero tails
+  (``index_zero_tail``, ``timeindex_zero_tail`` and the ``timeindex_last_timestamp_before_first`` they cause)
+  are info on the active segment (normal in a copy of a running broker's dir) and warnings elsewhere;
+  ``truncated_tail`` is a warning on the active segment (an append caught mid-copy) and an error on a closed
+  one (rolled segments are complete). The reader's ``batch_crc_invalid`` is reported once, by the batch check
+  below (with the CRCs).
 - ``batch_crc_invalid``: error: a batch (or legacy message) whose stored CRC does not match its content.
 - ``batch_offsets_not_increasing``: error: a batch's first offset not above the previous batch's last.
 - ``segment_overlap``: error: the first batch of a segment holding an offset at or past the next segment's
@@ -64,13 +66,22 @@ def _name(offset: Column) -> Column:
     return F.format_string("%020d.log", offset)
 
 
+# Every view's problem rows count (the records view alone finds what only a full decode can: a payload that does
+# not decompress, a record that does not decode). Views repeat each other's findings (segments repeats index,
+# records repeats batches): one row per (partition, kind, file, position), worded by the first view here.
+READER_VIEWS = ("index", "batches", "partition_files", "segments", "records")
+_READER_KEY = ["topic", "partition", "kind", "file", "position"]
+
+
 def reader_findings(views: Mapping[str, DataFrame], live: DataFrame) -> DataFrame:
-    """The readers' findings from the index, batches and partition_files views (the segments view repeats the
-    index view's)."""
+    """The readers' findings from the problem rows of every view given (:data:`READER_VIEWS`), each once."""
     rows = None
-    for view in ("index", "batches", "partition_files"):
-        p = problems(views[view]).select("topic", "partition", "problem.*")
-        rows = p if rows is None else rows.unionByName(p)
+    for rank, view in enumerate(READER_VIEWS):
+        if view in views:
+            p = problems(views[view]).select("topic", "partition", "problem.*", F.lit(rank).alias("viewRank"))
+            rows = p if rows is None else rows.unionByName(p)
+    rows = (rows.groupBy(*_READER_KEY).agg(F.min_by(F.struct("severity", "detail"), "viewRank").alias("first"))
+            .select(*_READER_KEY, "first.*"))
     rows = (rows.where("kind != 'batch_crc_invalid'")
             .withColumn("segmentBaseOffset", base_offset_from_file(F.col("file")))
             .join(live.select(*KEYS, "isActive"), KEYS, "left"))
