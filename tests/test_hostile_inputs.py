@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pyarrow.fs as pafs
 import pytest
+from pyspark.sql import functions as F
 
 from kafkalog_spark.findings import Finding, KafkaLogError
 from kafkalog_spark.log import log_dir
@@ -132,6 +133,15 @@ def test_an_unlistable_log_dir_is_a_finding_naming_it(tmp_path: Path) -> None:
         find_partitions([str(logs)], unlistable(logs))  # no list to collect it in: raised, never dropped
 
 
+def test_a_glob_through_an_unlistable_dir_is_a_finding_not_no_match(tmp_path: Path) -> None:
+    logs = copy_partitions(tmp_path, "codec-none-0")
+    findings: list[Finding] = []
+    assert read_log(f"{logs}/codec-*", "batches", findings=findings, filesystem=unlistable(logs)).num_rows == 0
+    assert [(f.kind, f.file) for f in findings] == [("unreadable_file", str(logs))]
+    with pytest.raises(PermissionError):  # no list to collect it in: raised, not "matches nothing"
+        find_partitions([f"{logs}/codec-*"], unlistable(logs))
+
+
 @pytest.mark.parametrize("view", VIEWS)
 def test_the_source_makes_an_unlistable_dir_a_problem_row_in_every_view(view: str, tmp_path: Path,
                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
@@ -186,6 +196,15 @@ def with_special_files(tmp: Path) -> Path:
     (part / "00000000000000099997.timeindex").symlink_to(part / "00000000000000099999.log")
     os.mkfifo(part / "00000000000000099996.snapshot")
     return logs
+
+
+def test_a_fifo_named_like_a_partition_dir_is_a_finding(tmp_path: Path) -> None:
+    logs = copy_partitions(tmp_path, "codec-none-0")
+    os.mkfifo(logs / "orders-0")
+    findings: list[Finding] = []
+    assert [log.path for log in find_partitions([str(logs)], None, findings)] == [str(logs / "codec-none-0")]
+    assert [(f.kind, f.file, f.detail) for f in findings] == [
+        ("unreadable_file", str(logs / "orders-0"), "not a regular file (a FIFO); not opened")]
 
 
 def test_special_files_are_findings_never_opened(tmp_path: Path) -> None:
@@ -256,16 +275,20 @@ class FifoWatchdog:
         self.thread.join()
 
 
-def test_the_spark_source_reports_a_fifo_in_every_view(spark, tmp_path: Path) -> None:
+def test_the_spark_source_reports_special_files_and_never_opens_them(spark, tmp_path: Path) -> None:
+    """Through Spark: the driver's listing problems reach the rows (records), the executors' own listing too
+    (segments); every view's code is checked above, without Spark."""
     logs = with_special_files(tmp_path)
     fifo = logs / "codec-none-0" / "00000000000000099999.log"
+    expected = sorted(("records", "unreadable_file", str(logs / "codec-none-0" / name),
+                       f"not a regular file ({what}); not opened") for name, what in SPECIAL.items())
     with FifoWatchdog(fifo) as watchdog:
-        for view in VIEWS:
-            df = spark.read.format("kafkalog").option("view", view).load(str(logs))
-            rows = df.where("problem.file like '%0000009999%'").select("problem.*").collect()
-            assert sorted((r.kind, r.file, r.detail) for r in rows) == sorted(
-                ("unreadable_file", str(logs / "codec-none-0" / name), f"not a regular file ({what}); not opened")
-                for name, what in SPECIAL.items()), view
+        dfs = [spark.read.format("kafkalog").option("view", view).load(str(logs))
+               .where("problem.file like '%0000009999%'").select(F.lit(view).alias("view"), "problem.*")
+               for view in ("records", "segments")]
+        rows = dfs[0].unionByName(dfs[1]).collect()
+    assert sorted((r.view, r.kind, r.file, r.detail) for r in rows) == sorted(
+        expected + [("segments", *e[1:]) for e in expected])
     assert watchdog.opened == 0
 
 

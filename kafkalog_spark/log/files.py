@@ -38,23 +38,29 @@ def normalize_path(path: str) -> str:
     return path
 
 
-def expand_paths(paths: Iterable[str], filesystem: pafs.FileSystem | None = None) -> list[str]:
+def expand_paths(paths: Iterable[str], filesystem: pafs.FileSystem | None = None,
+                 findings: list[Finding] | None = None) -> list[str]:
     """Normalised paths with their globs (``*``, ``?``, ``[...]`` in any component) expanded, sorted per pattern.
-    A pattern that matches nothing raises FileNotFoundError naming it: a silent empty read would hide a typo."""
+    A pattern that matches nothing raises FileNotFoundError naming it: a silent empty read would hide a typo. A
+    directory on the way that cannot be listed is an ``unreadable_file`` finding appended to ``findings`` (then
+    its pattern may match nothing); without that list its error is raised."""
     out: list[str] = []
     for raw in paths:
         path = normalize_path(raw)
         if not has_glob(path):
             out.append(path)
             continue
-        matches = _glob(path, filesystem)
-        if not matches:
+        unlisted: list[Finding] = []
+        matches = _glob(path, filesystem, unlisted if findings is not None else None)
+        if not matches and not unlisted:
             raise FileNotFoundError(f"no file or directory matches {raw}")
         out.extend(matches)
+        if findings is not None:
+            findings += unlisted
     return out
 
 
-def _glob(pattern: str, filesystem: pafs.FileSystem | None) -> list[str]:
+def _glob(pattern: str, filesystem: pafs.FileSystem | None, findings: list[Finding] | None) -> list[str]:
     scheme, sep, rest = pattern.partition("://")
     head, parts = (scheme + sep, rest.split("/")) if sep else ("", pattern.split("/"))
     first = next(i for i, part in enumerate(parts) if has_glob(part))
@@ -68,7 +74,13 @@ def _glob(pattern: str, filesystem: pafs.FileSystem | None) -> list[str]:
                 fs, inner = resolve(head + base, filesystem)
                 try:
                     names = [i.base_name for i in fs.get_file_info(pafs.FileSelector(inner))]
-                except (FileNotFoundError, NotADirectoryError, OSError):
+                except (FileNotFoundError, NotADirectoryError):
+                    names = []  # a file, or gone: nothing below it matches
+                except OSError as e:  # permissions, a remote error: the matches below it are unknown
+                    if findings is None:
+                        raise
+                    findings.append(Finding(head + base, -1, "unreadable_file",
+                                            f"cannot list the directory: {os_error_detail(e)}"))
                     names = []
                 following += [f"{base.rstrip('/')}/{n}" for n in sorted(fnmatch.filter(names, part))]
             else:

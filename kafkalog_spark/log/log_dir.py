@@ -164,8 +164,8 @@ def list_partition(path: str, filesystem: pafs.FileSystem | None = None,
         full = f"{path.rstrip('/')}/{name}"
         if info.type != pafs.FileType.File:
             if info.type != pafs.FileType.Directory or _is_kafka_file_name(name):
-                log.findings.append(Finding(full, -1, "unreadable_file", not_regular_detail(fs, f"{inner}/{name}",
-                                                                                            info)))
+                log.findings.append(Finding(full, -1, "unreadable_file",
+                                            not_regular_detail(fs, f"{inner.rstrip('/')}/{name}", info)))
             continue
         m = _SEGMENT_FILE.match(name)
         if m is None:
@@ -242,6 +242,9 @@ def list_log_dir(path: str, filesystem: pafs.FileSystem | None = None) -> LogDir
                 partitions.append(list_partition(full, filesystem, tp))
         elif info.type == pafs.FileType.File:
             files[info.base_name] = full
+        elif TopicPartition.parse(info.base_name) is not None:  # a FIFO or socket named like a partition dir
+            findings.append(Finding(full, -1, "unreadable_file",
+                                    not_regular_detail(fs, f"{inner.rstrip('/')}/{info.base_name}", info)))
     return LogDir(path, partitions, files, findings)
 
 
@@ -276,7 +279,7 @@ def find_partitions(paths: list[str], filesystem: pafs.FileSystem | None = None,
     finds wrong is kept, not raised: a partition dir's on its ``findings``, a log dir's (it cannot be listed)
     appended to ``findings``; without that list, such a finding raises :class:`KafkaLogError`."""
     out: list[PartitionLog] = []
-    for p in expand_paths(paths, filesystem):
+    for p in expand_paths(paths, filesystem, findings):
         fs, inner = resolve(p, filesystem)
         if fs.get_file_info(inner).type == pafs.FileType.NotFound:
             raise FileNotFoundError(errno.ENOENT, "no such file or directory", p)

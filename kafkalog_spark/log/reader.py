@@ -72,12 +72,12 @@ def segment_files(paths: str | list[str], filesystem: pafs.FileSystem | None = N
     without that list it raises :class:`KafkaLogError`."""
     out = []
     dirs = []
-    for p in expand_paths([paths] if isinstance(paths, str) else paths, filesystem):
+    listed: list[Finding] = []
+    for p in expand_paths([paths] if isinstance(paths, str) else paths, filesystem, listed):
         if p.endswith(LOG_SUFFIX) or KRaftSnapshot.parse(p):
             out.append(p)
         else:
             dirs.append(p)
-    listed: list[Finding] = []
     for log in find_partitions(dirs, filesystem, listed):
         listed += log.findings
         out.extend(s.log for s in log.segments if s.log)
