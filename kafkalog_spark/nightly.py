@@ -276,14 +276,24 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def table_location(warehouse: str | None, schema: str | None) -> TableLocation | None:
+    """``--warehouse`` or ``--schema [catalog.]schema`` as a location (None: neither given), the names checked
+    (:func:`check_identifier`) before Spark would fail to parse them; both given is a ValueError."""
+    if not (warehouse or schema):
+        return None
+    catalog, _, name = (schema or "").rpartition(".")
+    if schema:
+        for part in (catalog, name) if catalog else (name,):
+            check_identifier(part, "--schema")
+    return TableLocation(warehouse=warehouse, catalog=catalog or None, schema=name or None)
+
+
 def config_from_args(args: argparse.Namespace) -> NightlyConfig:
-    overrides: dict = {"snapshot_id": args.snapshot_id}
+    if args.snapshot_id is not None:
+        _checked("--snapshot-id", check_snapshot_id, args.snapshot_id)
+    overrides: dict = {"snapshot_id": args.snapshot_id, "location": table_location(args.warehouse, args.schema)}
     if args.log_dirs:
         overrides["log_dirs"] = tuple(args.log_dirs)
-    if args.warehouse or args.schema:
-        catalog, _, schema = (args.schema or "").rpartition(".")
-        overrides["location"] = TableLocation(warehouse=args.warehouse, catalog=catalog or None,
-                                              schema=schema or None)
     return NightlyConfig.load(args.config, **overrides)
 
 

@@ -207,6 +207,18 @@ def test_a_fifo_named_like_a_partition_dir_is_a_finding(tmp_path: Path) -> None:
         ("unreadable_file", str(logs / "orders-0"), "not a regular file (a FIFO); not opened")]
 
 
+def test_a_dangling_symlink_named_like_a_segment_is_a_finding(tmp_path: Path) -> None:
+    """pyarrow's listing leaves such a link out in silence; Kafka would fail to load the log."""
+    logs = copy_partitions(tmp_path, "codec-none-0")
+    link = logs / "codec-none-0" / "00000000000000099999.log"
+    link.symlink_to(tmp_path / "gone.log")
+    findings: list[Finding] = []
+    assert read_log(str(logs), "batches", findings=findings).num_rows == read_log(
+        str(BROKER / "codec-none-0"), "batches", findings=[]).num_rows
+    assert [(f.kind, f.file, f.detail) for f in findings] == [
+        ("missing_file", str(link), f"a symbolic link to {tmp_path / 'gone.log'}, which does not exist; not read")]
+
+
 def test_special_files_are_findings_never_opened(tmp_path: Path) -> None:
     """read_log, dump and every view of the source (without Spark), in a subprocess: before, the FIFO blocked
     them and the rest was skipped in silence."""
@@ -386,14 +398,22 @@ def test_a_config_mistake_is_one_line_and_exit_2(text: str, names: str, tmp_path
     assert line.startswith(f"kafkalog nightly: error: --config {conf}: ")
 
 
-def test_the_spark_submit_job_says_the_same_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
-    from kafkalog_spark.nightly import main
+@pytest.mark.parametrize(("args", "names"), [
+    (["--config", "{conf}"], "[input] log_dirs = "),
+    (["--log-dir", str(BROKER), "--warehouse", "w", "--snapshot-id", "a' OR 1=1 --"], "--snapshot-id: snapshot id"),
+    (["--log-dir", str(BROKER), "--schema", "main.kafka-log"], "--schema 'kafka-log'"),
+])
+def test_the_spark_submit_job_says_the_same_in_one_line(args: list[str], names: str, tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch,
+                                                         capsys: pytest.CaptureFixture) -> None:
+    from kafkalog_spark import nightly
 
+    monkeypatch.setattr(nightly, "SparkSession", None)  # a mistake not caught would fail on it, not start Spark
     conf = tmp_path / "nightly.toml"
     conf.write_text(f'[input]\nlog_dirs = "{BROKER}"\n[output]\nwarehouse = "w"\n')
-    assert main(["--config", str(conf)]) == 2
+    assert nightly.main([a.replace("{conf}", str(conf)) for a in args]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and err[0].startswith("nightly: error: [input] log_dirs = "), err
+    assert len(err) == 1 and err[0].startswith(f"nightly: error: {names}"), err
 
 
 def test_a_config_that_is_no_utf8_text_is_one_line(tmp_path: Path, no_spark: None,

@@ -15,19 +15,11 @@ from .inputs import UsageError, check_log_dirs, check_path, local_path, topic_co
 
 
 def _location(args: argparse.Namespace):
-    from ..delta import TableLocation
+    from ..nightly import table_location
 
     if args.warehouse and args.schema:
         raise UsageError("--warehouse and --schema: give one of them, not both")
-    if not (args.warehouse or args.schema):
-        return None
-    catalog, _, schema = (args.schema or "").rpartition(".")
-    if args.schema is not None:
-        from ..nightly import check_identifier
-
-        for part in (catalog, schema) if catalog else (schema,):
-            check_identifier(part, "--schema")  # a name Spark would fail to parse after the JVM started
-    return TableLocation(warehouse=args.warehouse, catalog=catalog or None, schema=schema or None)
+    return table_location(args.warehouse, args.schema)
 
 
 def _from_file(path: str, overrides: dict):

@@ -16,6 +16,7 @@ that entry, are then left out, never opened (opening a FIFO blocks until a write
 from __future__ import annotations
 
 import errno
+import os
 import re
 from dataclasses import dataclass, field
 
@@ -159,7 +160,12 @@ def list_partition(path: str, filesystem: pafs.FileSystem | None = None,
         raise ValueError(f"{path} is not a partition directory (expected <topic>-<partition>)")
     log = PartitionLog(path, tp)
     segments: dict[int, LogSegment] = {}
-    for info in _listing(fs, inner, path, log.findings):
+    entries = _listing(fs, inner, path, log.findings)
+    for name, target in _dangling_links(fs, inner, {info.base_name for info in entries}):
+        if _is_kafka_file_name(name):
+            log.findings.append(Finding(f"{path.rstrip('/')}/{name}", -1, "missing_file",
+                                        f"a symbolic link to {target}, which does not exist; not read"))
+    for info in entries:
         name = info.base_name
         full = f"{path.rstrip('/')}/{name}"
         if info.type != pafs.FileType.File:
@@ -205,6 +211,23 @@ def _is_kafka_file_name(name: str) -> bool:
     """Named as Kafka names a partition dir's files (a directory so named is a file gone wrong)."""
     return bool(_SEGMENT_FILE.match(name) or _KRAFT_SNAPSHOT.match(name) or name.endswith(".tmp")
                 or name in (LEADER_EPOCH_CHECKPOINT, PARTITION_METADATA, QUORUM_STATE))
+
+
+def _dangling_links(fs: pafs.FileSystem, inner: str, listed: set[str]) -> list[tuple[str, str]]:
+    """(name, target) of the symbolic links to nothing in a local directory, which pyarrow's listing leaves out
+    without a word."""
+    if not isinstance(fs, pafs.LocalFileSystem):
+        return []
+    try:
+        names = sorted(set(os.listdir(inner)) - listed)
+    except OSError:
+        return []
+    out = []
+    for name in names:
+        link = os.path.join(inner, name)
+        if os.path.islink(link) and not os.path.exists(link):
+            out.append((name, os.readlink(link)))
+    return out
 
 
 def _listing(fs: pafs.FileSystem, inner: str, path: str, findings: list[Finding]) -> list[pafs.FileInfo]:
