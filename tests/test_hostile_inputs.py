@@ -304,6 +304,18 @@ def test_the_spark_source_reports_special_files_and_never_opens_them(spark, tmp_
     assert watchdog.opened == 0
 
 
+def test_validate_junit_counts_no_partition_for_a_log_dirs_own_problem(spark, tmp_path: Path) -> None:
+    """A special file named like a partition dir is the log dir's problem row (no topic-partition): JUnit cases are
+    made per partition read, and that row is none."""
+    from kafkalog_spark.commands.junit import partitions_read
+
+    logs = copy_partitions(tmp_path, "codec-none-0")
+    os.mkfifo(logs / "orders-0")
+    with FifoWatchdog(logs / "orders-0") as watchdog:
+        assert partitions_read(spark, [str(logs)], True) == {("codec-none", 0)}
+    assert watchdog.opened == 0
+
+
 def test_a_config_file_that_is_a_fifo_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     from kafkalog_spark.cli import main
 

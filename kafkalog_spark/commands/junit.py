@@ -21,6 +21,7 @@ def partitions_read(spark, paths: Sequence[str], include_internal: bool) -> set[
     files: over Spark Connect that is the server). The segments view reads listings only."""
     rows = (spark.read.format("kafkalog").option("view", "segments")
             .option("includeInternal", str(include_internal).lower()).load(list(paths))
+            .where("topic is not null")  # a log dir's own problem row (it cannot be listed, say): no partition
             .select("topic", "partition").distinct().collect())
     return {(r.topic, r.partition) for r in rows}
 
