@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 PYSPARKS       ?= 4.0 4.1 4.2
 COMPAT_PYTHONS ?= $(PYTHON)
 
-.PHONY: demo test test-packaging lint bench samples wheel compat dump-compare clean
+.PHONY: demo test test-packaging lint bench samples wheel compat dump-compare fuzz clean
 
 # [spark]: the package itself does not depend on Spark (a platform's own Spark must stay); a local run does.
 $(STAMP): pyproject.toml
@@ -60,6 +60,16 @@ samples: $(STAMP)
 dump-compare: $(STAMP)
 	@test -n "$(DIRS)" || { echo 'usage: make dump-compare DIRS="<log dir> [<log dir> ...]"'; exit 2; }
 	$(PY) -m tests.compat.dump_compare $(DIRS)
+
+# Differential fuzzing of the two decoders (compiled and pure Python; tests/fuzz/driver.py), not part of `make
+# test` (which runs a fixed-seed sample): FUZZ_CASES cases from FUZZ_SEED on FUZZ_WORKERS processes. A failing
+# input is kept in tests/fuzz/regressions/ (the suite replays every one); exits 1 if any failed.
+FUZZ_CASES   ?= 1000000
+FUZZ_SEED    ?= 1
+FUZZ_WORKERS ?= 2
+fuzz: $(STAMP)
+	$(PY) -m tests.fuzz.driver --cases $(FUZZ_CASES) --seed $(FUZZ_SEED) --workers $(FUZZ_WORKERS) \
+		--save tests/fuzz/regressions
 
 clean:
 	rm -rf $(VENV) .compat build dist warehouse spark-warehouse .pytest_cache .ruff_cache

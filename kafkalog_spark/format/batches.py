@@ -15,7 +15,7 @@ from . import arrow
 from .compression import CODEC_NAMES
 from .crc import crc32c
 from .legacy import LegacyFormatError, LegacyMessage, parse_message
-from .native import CRC_NATIVE, crc32c_ranges
+from .native import crc32c_ranges, use_crc
 from .scan import V2_HEADER_SIZE, parse_v2_headers
 
 INT32_MAX = 2**31 - 1
@@ -84,7 +84,7 @@ class V2Headers:
         buf = np.frombuffer(raw, np.uint8)
         (base_offset, _length, leader_epoch, crc, attributes, last_offset_delta, base_timestamp, max_timestamp,
          producer_id, producer_epoch, base_sequence, records_count) = parse_v2_headers(buf, positions)
-        if CRC_NATIVE:
+        if use_crc():
             computed = crc32c_ranges(buf, positions + 21, positions + sizes)
         else:
             view = memoryview(raw)

@@ -13,7 +13,9 @@
 
 Everything here is an accelerator: when a library or symbol is missing, ``LZ4_NATIVE`` / ``ZSTD_NATIVE`` /
 ``CRC_NATIVE`` is false and the Python path (:mod:`kafkalog_spark.format.compression`, the crc32c package)
-does the work. ``KAFKALOG_SPARK_NATIVE=0`` in the environment turns all three off (to compare, or debug).
+does the work. ``KAFKALOG_SPARK_NATIVE=0`` in the environment turns all three off (to compare, or debug);
+:func:`python_only` does it for one thread (the differential tests run both paths in one process). The
+readers ask :func:`use_lz4`, :func:`use_zstd` and :func:`use_crc`.
 Anything unusual in a frame (checksum flags, content size, truncation, a failing block) is also left to the
 Python path, which produces the finding.
 """
@@ -25,6 +27,8 @@ import ctypes.util
 import os
 import platform
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import numpy as np
 from llvmlite import ir
@@ -33,6 +37,37 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 
 _ENABLED = os.environ.get("KAFKALOG_SPARK_NATIVE", "1") != "0"
+
+
+class _Switch(threading.local):
+    on = True
+
+
+_switch = _Switch()
+
+
+@contextmanager
+def python_only() -> Iterator[None]:
+    """Within the block, this thread decodes with the Python path only (as ``KAFKALOG_SPARK_NATIVE=0``)."""
+    before = _switch.on
+    _switch.on = False
+    try:
+        yield
+    finally:
+        _switch.on = before
+
+
+def use_crc() -> bool:
+    return CRC_NATIVE and _switch.on
+
+
+def use_lz4() -> bool:
+    return LZ4_NATIVE and _switch.on
+
+
+def use_zstd() -> bool:
+    return ZSTD_NATIVE and _switch.on
+
 
 # -- memcpy -------------------------------------------------------------------------------------------
 
@@ -239,16 +274,31 @@ _ZSTD_ERROR_MAX_CODE = 120  # error results are (size_t)-code with code < ZSTD_e
 _ZSTD_SYMBOL = "kafkalog_spark_ZSTD_decompressDCtx"
 
 
+def _zstd_library() -> ctypes.CDLL | None:
+    """The libzstd that python-zstandard (the Python path) links, when its cffi module exports it: both paths then
+    read a corrupt frame alike (libzstd versions differ on corrupt input that no check catches), whatever the
+    system has. Otherwise the system's libzstd."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("zstandard._cffi")  # found, not imported: importing it needs cffi
+    if spec is not None and spec.origin:
+        try:
+            return ctypes.CDLL(spec.origin)
+        except OSError:
+            pass
+    name = ctypes.util.find_library("zstd")
+    return ctypes.CDLL(name) if name else None
+
+
 def _load_zstd():
     if not _ENABLED:
         return None
     try:
         import llvmlite.binding as llvm
 
-        name = ctypes.util.find_library("zstd")
-        if name is None:
+        lib = _zstd_library()
+        if lib is None:
             return None
-        lib = ctypes.CDLL(name)
         lib.ZSTD_versionNumber.restype = ctypes.c_uint
         if lib.ZSTD_versionNumber() < 10400:  # 1.4.0: the error codes and one-shot API used here
             return None
@@ -290,10 +340,6 @@ _dctx = _DCtx()
 def zstd_context() -> int:
     """This thread's ZSTD_DCtx, as an address for :func:`zstd_frames`."""
     return _dctx.get()
-
-
-def zstd_error_name(code: int) -> str:
-    return _zstd.ZSTD_getErrorString(code).decode("ascii", "replace")
 
 
 @intrinsic

@@ -31,19 +31,26 @@ from .batches import (
     stamp,
     view_schema,
 )
-from .compression import DEFAULT_MAX_DECOMPRESSED, Codec, DecompressionError, decompress
+from .compression import (
+    DEFAULT_MAX_DECOMPRESSED,
+    DOUBLING_LIMIT,
+    ByteBuffer,
+    Codec,
+    DecompressionError,
+    Output,
+    decompress_into,
+)
 from .java_text import java_utf8
 from .legacy import LegacyMessage, deep_messages
 from .native import (
     LZ4_DONE,
     LZ4_NATIVE,
     LZ4_NEED_SPACE,
-    ZSTD_ERROR_DST_SIZE_TOO_SMALL,
-    ZSTD_NATIVE,
     lz4_frames,
     lz4_header_checksums,
+    use_lz4,
+    use_zstd,
     zstd_context,
-    zstd_error_name,
     zstd_frames,
 )
 from .scan import (
@@ -117,22 +124,7 @@ GROUP_BYTES = 32 * 1024 * 1024
 # A decompression buffer larger than this is released after use instead of kept for the next chunk (it
 # doubles while filling a group, so a group of GROUP_BYTES ends in a buffer of 2 * GROUP_BYTES at most,
 # unless one batch alone is larger).
-RETAIN_BYTES = 2 * GROUP_BYTES
-
-
-class _DecBuffer:
-    """The buffer one run of batches decompresses into, grown by doubling (the contents are kept)."""
-
-    def __init__(self, array: np.ndarray):
-        self.array = array
-
-    def grow(self, used: int, need: int) -> np.ndarray:
-        """The buffer with at least ``need`` bytes free after ``used``."""
-        if len(self.array) - used < need:
-            bigger = np.empty(max(2 * len(self.array), used + need, 1 << 20), np.uint8)
-            bigger[:used] = self.array[:used]
-            self.array = bigger
-        return self.array
+RETAIN_BYTES = DOUBLING_LIMIT
 
 
 class _DecPool(threading.local):
@@ -143,16 +135,19 @@ class _DecPool(threading.local):
     def __init__(self) -> None:
         self.free: list[np.ndarray] = []
 
-    def take(self) -> _DecBuffer:
-        return _DecBuffer(self.free.pop() if self.free else np.empty(1 << 20, np.uint8))
+    def take(self) -> ByteBuffer:
+        return ByteBuffer(self.free.pop() if self.free else np.empty(1 << 20, np.uint8))
 
-    def give(self, buf: _DecBuffer) -> None:
+    def give(self, buf: ByteBuffer) -> None:
         if len(buf.array) <= RETAIN_BYTES and len(self.free) < 2:
             self.free.append(buf.array)
 
 
 _dec_pool = _DecPool()
 _LZ4_HC = lz4_header_checksums() if LZ4_NATIVE else np.zeros(4, np.uint8)
+# Free bytes asked for when a compiled loop stops for space: doubled on every stop, up to the cap (which
+# always suffices), so a batch larger than any earlier request still gets its room.
+FIRST_REQUEST = 4 << 20
 
 
 def _v2_records(chunk, index: np.ndarray, ctx: SegmentContext, findings: list[Finding],
@@ -182,7 +177,7 @@ def _decompressed(chunk, h: V2Headers, starts: np.ndarray, ends: np.ndarray, ctx
 
 
 def _fill_groups(chunk, h: V2Headers, starts: np.ndarray, ends: np.ndarray, ctx: SegmentContext,
-                 findings: list[Finding], cap: int, dec: _DecBuffer):
+                 findings: list[Finding], cap: int, dec: ByteBuffer):
     buf = chunk.buf
     codec = h.codec
     nb = len(codec)
@@ -198,7 +193,7 @@ def _fill_groups(chunk, h: V2Headers, starts: np.ndarray, ends: np.ndarray, ctx:
     while i < nb:
         out = dec.array
         c = int(codec[i])
-        if c == Codec.LZ4 and LZ4_NATIVE:
+        if c == Codec.LZ4 and use_lz4():
             j, o, reason = lz4_frames(buf, starts, ends, i, int(run_end[i]), out, o, cap, GROUP_BYTES, _LZ4_HC,
                                       r_start, r_end, python)
             for k in np.flatnonzero(python[i:j]) + i:
@@ -207,21 +202,22 @@ def _fill_groups(chunk, h: V2Headers, starts: np.ndarray, ends: np.ndarray, ctx:
             python[i:j] = False
             i = j
             if reason == LZ4_NEED_SPACE:
-                dec.grow(o, 4 << 20)
+                dec.grow(o, _more_room(len(out) - o, cap))
                 continue
             if reason == LZ4_DONE and o < GROUP_BYTES:
                 continue
-        elif c == Codec.ZSTD and ZSTD_NATIVE:
+        elif c == Codec.ZSTD and use_zstd():
             j, o, reason = zstd_frames(buf, starts, ends, i, int(run_end[i]), out, o, cap, GROUP_BYTES,
                                        zstd_context(), r_start, r_end, zstd_error)
+            # a failing batch is read again by the Python path, which words the finding (as for LZ4): one that
+            # stopped at the cap may also be corrupt, which Kafka (streaming, no cap) would report
             for k in np.flatnonzero(zstd_error[i:j]) + i:
-                code = int(zstd_error[k])
-                _failed(chunk, h, int(k), DecompressionError(
-                    f"decompressed size exceeds the cap of {cap} bytes" if code == ZSTD_ERROR_DST_SIZE_TOO_SMALL
-                    else f"corrupt zstd stream: {zstd_error_name(code)}"), counts, ctx, findings)
+                o = _python_batch(chunk, h, int(k), starts, ends, o, cap, r_start, r_end, counts, ctx, findings,
+                                  dec)
+            zstd_error[i:j] = 0
             i = j
-            if reason == LZ4_NEED_SPACE:  # the batch needs more than the free space: double it
-                dec.grow(o, min(cap, max(1 << 20, 2 * (len(out) - o))))
+            if reason == LZ4_NEED_SPACE:
+                dec.grow(o, _more_room(len(out) - o, cap))
                 continue
             if reason == LZ4_DONE and o < GROUP_BYTES:
                 continue
@@ -235,6 +231,13 @@ def _fill_groups(chunk, h: V2Headers, starts: np.ndarray, ends: np.ndarray, ctx:
         yield lo, nb, dec.array, r_start[lo:nb], r_end[lo:nb], counts[lo:nb]
 
 
+def _more_room(free: int, cap: int) -> int:
+    """Free bytes to ask for after a compiled loop stopped for space with ``free`` bytes free. Each stop asks
+    for more than the last, and ``cap`` free bytes always suffice: the loop resumes at the batch it stopped
+    at, so a request that does not grow the buffer would stop it again forever."""
+    return min(cap, max(FIRST_REQUEST, 2 * free))
+
+
 def _failed(chunk, h: V2Headers, i: int, err: Exception, counts: np.ndarray, ctx: SegmentContext,
             findings: list[Finding]) -> None:
     findings.append(Finding(ctx.file, chunk.base + int(h.positions[i]), "decompression_failed",
@@ -242,25 +245,24 @@ def _failed(chunk, h: V2Headers, i: int, err: Exception, counts: np.ndarray, ctx
     counts[i] = 0
 
 
-def _python_batch(chunk, h, i, starts, ends, o, cap, r_start, r_end, counts, ctx, findings, dec: _DecBuffer) -> int:
+def _python_batch(chunk, h, i, starts, ends, o, cap, r_start, r_end, counts, ctx, findings, dec: ByteBuffer) -> int:
     """Batch i decompressed by the Python codecs (or copied when uncompressed) into ``dec`` at o; returns the
     new end."""
     s, e = int(starts[i]), int(ends[i])
     view = memoryview(chunk.raw)[s:e]
-    if h.codec[i] == 0:
-        piece = view
-    else:
-        try:
-            piece = decompress(int(h.codec[i]), view, magic=2, max_bytes=cap)
-        except DecompressionError as err:
-            _failed(chunk, h, i, err, counts, ctx, findings)
-            r_start[i] = r_end[i] = o
-            return o
-    out = dec.grow(o, len(piece))
-    out[o:o + len(piece)] = np.frombuffer(piece, np.uint8)
+    out = Output(dec, o, cap)
+    try:
+        if h.codec[i] == 0:
+            out.write(view)
+        else:
+            decompress_into(int(h.codec[i]), view, out, magic=2)
+    except DecompressionError as err:
+        _failed(chunk, h, i, err, counts, ctx, findings)
+        r_start[i] = r_end[i] = o
+        return o
     r_start[i] = o
-    r_end[i] = o + len(piece)
-    return o + len(piece)
+    r_end[i] = out.end
+    return out.end
 
 
 REC_COLUMNS = ("position", "offset", "ts_us", "ts_valid", "key_offsets", "key_values", "key_valid", "key_size",

@@ -20,6 +20,7 @@ from ..findings import Finding, Severity
 from ..format.crc import crc32c
 from ..format.scan import (
     LOG_OVERHEAD,
+    MIN_ENTRY_SIZE,
     SCAN_CORRUPT_SIZE,
     SCAN_PARTIAL,
     find_v2_candidates,
@@ -31,6 +32,9 @@ DEFAULT_CHUNK_BYTES = 8 * 1024 * 1024
 DEFAULT_MAX_BATCH_BYTES = 256 * 1024 * 1024
 # Bytes read past the end of a range for the entry that straddles it (a larger one is read on its own)
 END_SLACK = 1024 * 1024
+# Bytes read at a time while looking for the next valid batch after corrupt framing: at least a batch header
+# more than the 60 bytes each read overlaps the next by, whatever the chunk size.
+RESYNC_READ_BYTES = 64 * 1024
 
 
 @dataclass(slots=True)
@@ -131,14 +135,18 @@ class FileRecords:
                 at = pos + int(stop)
                 pos = at
                 if status == SCAN_CORRUPT_SIZE:
-                    findings.append(self._corrupt_size(buf, int(stop), at))
+                    size_field = int.from_bytes(data[stop + 8:stop + 12], "big", signed=True)
+                    findings.append(self._corrupt_size(size_field, at))
                     pos = self._resync(f, at, size, findings)
                 elif status == SCAN_PARTIAL:
                     total = self._declared_size(f, at)
                     if size - at < 17 or at + total > size:
                         findings.append(self._tail(at, size))
                         return
-                    if k == 0:  # one entry larger than a chunk
+                    if total < LOG_OVERHEAD + MIN_ENTRY_SIZE:  # a chunk too small to hold the size field
+                        findings.append(self._corrupt_size(total - LOG_OVERHEAD, at))
+                        pos = self._resync(f, at, size, findings)
+                    elif k == 0:  # one entry larger than a chunk
                         pos = at + total
                         if total > self.max_batch_bytes:
                             findings.append(self._oversized(at, total))
@@ -169,8 +177,7 @@ class FileRecords:
                        f"Found {size - at} invalid bytes at the end of {self.path.rsplit('/', 1)[-1]}",
                        Severity.WARNING)
 
-    def _corrupt_size(self, buf: np.ndarray, rel: int, at: int) -> Finding:
-        size_field = int.from_bytes(bytes(buf[rel + 8:rel + 12]), "big", signed=True)
+    def _corrupt_size(self, size_field: int, at: int) -> Finding:
         return Finding(self.path, at, "corrupt_size",
                        f"Found record size {size_field} smaller than minimum record overhead (14)",
                        Severity.ERROR)
@@ -179,7 +186,7 @@ class FileRecords:
         """Find the next position after ``at`` holding a v2 batch with a valid CRC; report the gap."""
         pos = at + 1
         while pos < size:
-            data = f.read_at(min(self.chunk_bytes, size - pos), pos)
+            data = f.read_at(min(max(self.chunk_bytes, RESYNC_READ_BYTES), size - pos), pos)
             buf = np.frombuffer(data, np.uint8)
             for rel in find_v2_candidates(buf, 0, len(buf)):
                 rel = int(rel)
