@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 PYSPARKS       ?= 4.0 4.1 4.2
 COMPAT_PYTHONS ?= $(PYTHON)
 
-.PHONY: demo test test-packaging lint bench samples wheel compat dump-compare fuzz clean
+.PHONY: demo test test-packaging lint bench samples wheel compat dump-compare fuzz kill-matrix clean
 
 # [spark]: the package itself does not depend on Spark (a platform's own Spark must stay); a local run does.
 $(STAMP): pyproject.toml
@@ -70,6 +70,11 @@ FUZZ_WORKERS ?= 2
 fuzz: $(STAMP)
 	$(PY) -m tests.fuzz.driver --cases $(FUZZ_CASES) --seed $(FUZZ_SEED) --workers $(FUZZ_WORKERS) \
 		--save tests/fuzz/regressions
+
+# The nightly job SIGKILLed after each of its Delta commits (every table, the manifest, every clean-up), then re-run:
+# readers must see each snapshot whole or not at all (`make test` kills once).
+kill-matrix: $(STAMP)
+	KAFKALOG_KILL_MATRIX=1 $(PY) -m pytest -q tests/test_snapshots.py
 
 clean:
 	rm -rf $(VENV) .compat build dist warehouse spark-warehouse .pytest_cache .ruff_cache

@@ -22,7 +22,18 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from .config import ConfigError, TopicConfigs
-from .delta import TableLocation, check_snapshot_id, read_snapshot, write_snapshot
+from .delta import (
+    IDENTIFIER,
+    MANIFEST,
+    TableLocation,
+    append_rows,
+    check_name,
+    check_snapshot_id,
+    commit,
+    drop_other_runs,
+    new_run_id,
+    read_table,
+)
 from .kafka_versions import LATEST, KafkaVersion, parse_kafka_version
 from .log.files import expand_paths
 from .source.options import parse_size
@@ -43,6 +54,15 @@ class NightlyConfig:
     topic_config: str | None = None  # per-topic overrides (see kafkalog_spark.config)
     max_split_bytes: str = "128m"
     kafka_version: KafkaVersion = LATEST  # whose config keys, defaults and ranges (and cleaner) apply
+
+    def __post_init__(self) -> None:
+        """Refuse a bad snapshot id or table name however the configuration was made (TOML, CLI, the Python API,
+        the notebook's widgets), before any work: both reach Delta."""
+        if self.snapshot_id is not None:
+            check_snapshot_id(self.snapshot_id)
+        names = [check_name(self.table_names.get(t, t), f"table name for {t}") for t in TABLES]
+        if len(set(names)) < len(names) or MANIFEST in names:
+            raise ValueError(f"table names {names}: each table needs its own name, and {MANIFEST!r} is the manifest's")
 
     @classmethod
     def load(cls, path: str | None = None, **overrides) -> NightlyConfig:
@@ -98,7 +118,7 @@ _FILE_KEYS = {
     "snapshot": ("id",),
     "tables": TABLES,
 }
-_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
+_IDENTIFIER = IDENTIFIER  # the delta layer's rule for table, schema and catalog names
 _TYPE_NAMES = {str: "a string", bool: "true or false", int: "a whole number", list: "a list"}
 
 
@@ -240,30 +260,54 @@ def _with_log_dir(df: DataFrame, log_dir: str) -> DataFrame:
     return df if "logDir" in df.columns else df.select(F.lit(log_dir).alias("logDir"), "*")
 
 
-def run(spark: SparkSession, config: NightlyConfig, now: Callable[[], dt.datetime] | None = None
-        ) -> dict[str, DataFrame]:
-    """Compute every table and write it as one snapshot; returns the snapshot's tables as written.
+# Log dirs analysed and written together: the driver holds this many dirs' plans and cached views at a time, so
+# its memory does not grow with the number of log dirs (each group costs one Delta commit per table).
+LOG_DIRS_PER_WRITE = 4
+
+
+def run(spark: SparkSession, config: NightlyConfig, now: Callable[[], dt.datetime] | None = None, *,
+        after_commit: Callable[[str], None] | None = None) -> dict[str, DataFrame]:
+    """Compute every table and write them as one snapshot, all-or-nothing; returns the snapshot's tables as
+    readers see them (:func:`kafkalog_spark.delta.read_table`).
 
     Each log dir is analysed on its own (a ``logDir`` column says which): several brokers' log dirs hold
-    replicas of the same partitions, which must not be merged."""
+    replicas of the same partitions, which must not be merged. The rows are appended group by group
+    (:data:`LOG_DIRS_PER_WRITE`), then the manifest commit makes the snapshot visible, then the rows of runs
+    it replaces are removed (see :mod:`kafkalog_spark.delta.snapshots`). A run killed anywhere leaves the
+    previous state visible; running the same snapshot id again completes it. ``after_commit`` is called with
+    the name of each Delta commit made (the table's name, ``snapshots``, ``clean-up <table>``)."""
     started = (now or (lambda: dt.datetime.now(dt.UTC)))()
     snapshot_id = check_snapshot_id(config.snapshot_id or started.strftime("%Y-%m-%dT%H:%M:%SZ"))
-    cached: list[DataFrame] = []
-    per_dir: list[dict[str, DataFrame]] = []
-    try:
-        configs = topic_configs(config)  # a bad config file or value fails here, before any work
-        for log_dir in expand_paths(config.log_dirs):  # globs and file:/dbfs:/Volumes URIs, as the readers take them
-            views = read_views(spark, config, [log_dir])
-            cached += views.values()
-            tables = compute(spark, views, configs, [log_dir], int(started.timestamp() * 1000))
-            per_dir.append({name: _with_log_dir(df, log_dir) for name, df in tables.items()})
-        for name in TABLES:
-            df = reduce(lambda a, b: a.unionByName(b, allowMissingColumns=True), (t[name] for t in per_dir))
-            write_snapshot(df, config.location, config.table_names[name], snapshot_id, started)
-    finally:
-        for v in cached:
-            v.unpersist()
-    return {name: read_snapshot(spark, config.location, config.table_names[name], snapshot_id) for name in TABLES}
+    names = [config.table_names[name] for name in TABLES]
+    done = after_commit or (lambda _: None)
+    run_id = new_run_id()
+    configs = topic_configs(config)  # a bad config file or value fails here, before any work
+    log_dirs = expand_paths(config.log_dirs)  # globs and file:/dbfs:/Volumes URIs, as the readers take them
+    if not log_dirs:
+        raise ValueError("nightly: no log dirs to read")
+    for start in range(0, len(log_dirs), LOG_DIRS_PER_WRITE):
+        cached: list[DataFrame] = []
+        try:
+            per_dir: list[dict[str, DataFrame]] = []
+            for log_dir in log_dirs[start:start + LOG_DIRS_PER_WRITE]:
+                views = read_views(spark, config, [log_dir])
+                cached += views.values()
+                tables = compute(spark, views, configs, [log_dir], int(started.timestamp() * 1000))
+                per_dir.append({name: _with_log_dir(df, log_dir) for name, df in tables.items()})
+            for name, table in zip(TABLES, names, strict=True):
+                df = reduce(lambda a, b: a.unionByName(b, allowMissingColumns=True), (t[name] for t in per_dir))
+                append_rows(df, config.location, table, snapshot_id, started, run_id)
+                done(name)
+        finally:
+            for v in cached:
+                v.unpersist()
+    commit(spark, config.location, snapshot_id, started, run_id, names)
+    done(MANIFEST)
+    for table in names:
+        drop_other_runs(spark, config.location, table, snapshot_id, run_id)
+        done(f"clean-up {table}")
+    return {name: read_table(spark, config.location, table, snapshot_id) for name, table in zip(TABLES, names,
+                                                                                                  strict=True)}
 
 
 def build_parser() -> argparse.ArgumentParser:

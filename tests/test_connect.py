@@ -58,12 +58,12 @@ def test_isolation_and_pushdown_work_over_connect(spark, samples: Path, connect_
 
 def test_the_nightly_job_writes_every_table_over_connect(spark, samples: Path, connect_run: dict) -> None:
     from kafkalog_spark import nightly
-    from kafkalog_spark.delta import TableLocation, read_snapshot
+    from kafkalog_spark.delta import TableLocation, read_table
 
     assert set(connect_run["nightly"]) == set(nightly.TABLES)
     where = TableLocation(warehouse=str(Path(connect_run["work"]) / "wh"))
     for name, rows in connect_run["nightly"].items():  # what the server wrote, read back by the classic engine
-        assert read_snapshot(spark, where, name, "connect").count() == rows
+        assert read_table(spark, where, name, "connect").count() == rows
     segments = spark.read.format("kafkalog").option("view", "segments").option("includeInternal", "true").load(
         str(samples / "broker")).where("problem is null and status = 'live'").count()
     assert connect_run["nightly"]["segment_stats"] == segments

@@ -1,5 +1,7 @@
-"""Writing analysis results into Delta tables, one snapshot at a time."""
+"""Writing analysis results into Delta tables, one snapshot at a time, all-or-nothing (:mod:`.snapshots`)."""
 
-from .tables import TableLocation, check_snapshot_id, read_snapshot, write_snapshot
+from .snapshots import MANIFEST, append_rows, commit, committed, drop_other_runs, new_run_id, read_table
+from .tables import IDENTIFIER, TableLocation, check_name, check_snapshot_id
 
-__all__ = ["TableLocation", "check_snapshot_id", "read_snapshot", "write_snapshot"]
+__all__ = ["IDENTIFIER", "MANIFEST", "TableLocation", "append_rows", "check_name", "check_snapshot_id", "commit",
+           "committed", "drop_other_runs", "new_run_id", "read_table"]

@@ -1,25 +1,22 @@
-"""Snapshot tables: every row carries ``snapshotId`` and ``snapshotTime``; writing a snapshot replaces
-that snapshot's rows and nothing else.
+"""Where the snapshot tables live and the names that reach Delta: every name and id is checked against a strict
+pattern before it is used, so none can change what a path, a table name or a predicate means.
 
-Delta makes the write atomic: ``replaceWhere`` commits the new rows and the removal of the old ones in
-one transaction, so a re-run never duplicates rows and a run that fails leaves the previous table
-version intact. Tables live under a warehouse path (local, s3://, abfss://...) or in a catalog
-(``catalog.schema.table`` on Databricks / Unity Catalog).
+Writing and reading snapshots (all-or-nothing, through the ``snapshots`` manifest) is :mod:`.snapshots`.
+Tables live under a warehouse path (local, s3://, abfss://...) or in a catalog (``catalog.schema.table`` on
+Databricks / Unity Catalog).
 """
 
 from __future__ import annotations
 
-import datetime as dt
 import re
 from dataclasses import dataclass
 
-from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql import functions as F
-
 SNAPSHOT_COLUMNS = ("snapshotId", "snapshotTime")
-# A snapshot id reaches Delta's replaceWhere predicate, which is SQL text: only ids of this shape are accepted,
-# so no quote or backslash can ever change what the predicate selects (the default id is the run's UTC time).
+# A snapshot id is user text (a flag, the TOML, a notebook widget) kept as a partition value: only ids of this
+# shape are accepted, with no quote, backslash or space (the default id is the run's UTC time).
 SNAPSHOT_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:+-]{0,127}")
+# A table, schema or catalog name: a path component and an unquoted SQL name alike.
+IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
 
 
 def check_snapshot_id(snapshot_id: str) -> str:
@@ -28,6 +25,13 @@ def check_snapshot_id(snapshot_id: str) -> str:
         raise ValueError(f"snapshot id {snapshot_id!r}: use 1 to 128 letters, digits and . _ : + - "
                          "(starting with a letter or digit)")
     return snapshot_id
+
+
+def check_name(name: str, what: str) -> str:
+    """``name`` if it is a plain identifier (:data:`IDENTIFIER`), else ValueError naming ``what``."""
+    if not isinstance(name, str) or not IDENTIFIER.fullmatch(name):
+        raise ValueError(f"{what} {name!r}: expected 1 to 128 letters, digits and _ (not starting with a digit)")
+    return name
 
 
 @dataclass(frozen=True)
@@ -41,8 +45,12 @@ class TableLocation:
     def __post_init__(self) -> None:
         if (self.warehouse is None) == (self.schema is None):
             raise ValueError("give either a warehouse path or a catalog schema for the tables, not both")
+        for what, name in (("catalog", self.catalog), ("schema", self.schema)):
+            if name is not None:
+                check_name(name, what)
 
     def name(self, table: str) -> str:
+        check_name(table, "table name")
         if self.warehouse is not None:
             return f"{self.warehouse.rstrip('/')}/{table}"
         return ".".join(p for p in (self.catalog, self.schema, table) if p)
@@ -50,40 +58,3 @@ class TableLocation:
     @property
     def by_path(self) -> bool:
         return self.warehouse is not None
-
-
-def _exists(spark: SparkSession, where: TableLocation, table: str) -> bool:
-    """Whether the table exists, asked through the DataFrame API only (no JVM handle: works over Spark Connect)."""
-    if not where.by_path:
-        return spark.catalog.tableExists(where.name(table))
-    from pyspark.errors import AnalysisException
-
-    try:
-        spark.read.format("delta").load(where.name(table)).schema  # noqa: B018 - analysing it is the question
-    except AnalysisException:
-        return False
-    return True
-
-
-def write_snapshot(df: DataFrame, where: TableLocation, table: str, snapshot_id: str,
-                   snapshot_time: dt.datetime) -> None:
-    """Replace ``snapshot_id``'s rows of ``table`` with ``df`` (creating the table on first use)."""
-    check_snapshot_id(snapshot_id)
-    out = df.select(F.lit(snapshot_id).alias("snapshotId"),
-                    F.lit(snapshot_time).cast("timestamp").alias("snapshotTime"), "*")
-    writer = out.write.format("delta").option("mergeSchema", "true")
-    spark = df.sparkSession
-    if _exists(spark, where, table):
-        writer = writer.mode("overwrite").option("replaceWhere", f"snapshotId = '{snapshot_id}'")
-    else:
-        writer = writer.mode("error").partitionBy("snapshotId")  # "error": the name Spark Connect knows too
-    if where.by_path:
-        writer.save(where.name(table))
-    else:
-        writer.saveAsTable(where.name(table))
-
-
-def read_snapshot(spark: SparkSession, where: TableLocation, table: str, snapshot_id: str | None = None) -> DataFrame:
-    """A table's rows, of one snapshot when given."""
-    df = (spark.read.format("delta").load(where.name(table)) if where.by_path else spark.table(where.name(table)))
-    return df if snapshot_id is None else df.where(F.col("snapshotId") == snapshot_id)

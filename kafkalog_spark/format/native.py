@@ -380,7 +380,95 @@ def zstd_frames(src, starts, ends, first, stop, out, o, cap, soft_limit, dctx, o
             out_start[i] = o
             out_end[i] = o
             continue
+        if not zstd_streamable(src, starts[i], ends[i], np.int64(r)):
+            error[i] = ZSTD_RECHECK  # see ZSTD_RECHECK: the Python path reads it, as Kafka would
+            out_start[i] = o
+            out_end[i] = o
+            continue
         out_start[i] = o
         out_end[i] = o + np.int64(r)
         o += np.int64(r)
     return stop, o, LZ4_DONE
+
+
+# Kafka decompresses zstd streaming (zstd-jni), which is stricter than the one-shot call used here: it keeps only
+# the frame's window, so a match reaching further back is corruption, refuses windows over 128 MiB
+# (ZSTD_WINDOWLOG_LIMIT_DEFAULT), and refuses blocks over Block_Maximum_Size (min(window, 128 KiB)), which one-shot
+# libzstd 1.5 accepts in RLE and raw blocks. A payload the one-shot call read is kept only when streaming would
+# read it alike (zstd_streamable); otherwise the streaming Python path reads it again. A producer's batch within
+# its window never needs that; bombs, corrupt frames and batches larger than their window do.
+ZSTD_RECHECK = -1
+_ZSTD_MAGIC = 0xFD2FB528
+_ZSTD_SKIPPABLE = 0x184D2A50  # the low 4 bits vary
+_ZSTD_STREAM_WINDOW_MAX = 1 << 27
+_ZSTD_BLOCK_MAX = 128 * 1024
+
+
+@njit(cache=True)
+def _le(src, pos, width):
+    v = np.int64(0)
+    for k in range(min(width, 7)):  # sizes past 2^56 bytes are not real
+        v |= np.int64(src[pos + k]) << (8 * k)
+    return v
+
+
+@njit(cache=True)
+def zstd_streamable(src, start, end, produced):
+    """Whether the zstd payload src[start:end], which the one-shot call decompressed to ``produced`` bytes, is
+    one that streaming reads alike: every frame's window within the streaming limit and every block within its
+    maximum size, and the output within the window (one frame) or each frame's largest possible output within its
+    window (several), so no match can reach past it. False on anything unexpected."""
+    pos = start
+    frames = loose = 0
+    first_window = np.int64(0)
+    for _ in range(end - start):  # bounded: every frame takes at least 4 bytes
+        if pos >= end:
+            break
+        if end - pos < 8:
+            return False
+        magic = _le(src, pos, 4)
+        if magic & 0xFFFFFFF0 == _ZSTD_SKIPPABLE:
+            return False  # rare enough: the streaming path decides
+        if magic != _ZSTD_MAGIC:
+            return False
+        fhd = np.int64(src[pos + 4])
+        single = fhd & 0x20
+        p = pos + 5
+        window = np.int64(0)
+        if not single:
+            wd = np.int64(src[p])
+            p += 1
+            base = np.int64(1) << (10 + (wd >> 3))
+            window = base + (base >> 3) * (wd & 7)
+        p += (0, 1, 2, 4)[fhd & 3]
+        width = (1 if single else 0, 2, 4, 8)[fhd >> 6]
+        if p + width > end:
+            return False
+        if single:
+            window = _le(src, p, width) + (256 if width == 2 else 0)
+        p += width
+        if window > _ZSTD_STREAM_WINDOW_MAX:
+            return False
+        block_max = min(window, _ZSTD_BLOCK_MAX)
+        bound = np.int64(0)
+        while True:
+            if p + 3 > end:
+                return False
+            h = _le(src, p, 3)
+            p += 3
+            kind, size = (h >> 1) & 3, h >> 3
+            if kind == 3 or size > block_max:
+                return False
+            p += size if kind != 1 else 1
+            bound += size if kind != 2 else block_max
+            if h & 1:
+                break
+        p += 4 if fhd & 4 else 0
+        frames += 1
+        if bound > window:  # matches could reach past the window: only the actual output can tell (one frame)
+            loose += 1
+            first_window = window
+        pos = p
+    if frames == 0 or pos != end:
+        return False
+    return loose == 0 or frames == 1 and produced <= first_window

@@ -1,0 +1,133 @@
+"""Snapshots all-or-nothing: a reader sees a snapshot whole or not at all, whenever the writer stops.
+
+A run writes its rows into every table first, each row tagged with the snapshot id and the run's own id
+(``runId``, a fresh random hex), by plain appends: one Delta commit per table (and per group of log dirs),
+with no predicate. Only then does it append one row to the manifest table ``snapshots`` (snapshotId, runId,
+snapshotTime, committedTime, tables): that commit is the moment the snapshot exists. Readers
+(:func:`read_table`) go through the manifest and keep, for each snapshot id, the rows of its latest
+committed run. A run killed before its manifest commit leaves rows no reader sees; re-running the same
+snapshot id writes it again and commits it, and then removes every other run's rows of that snapshot (the
+killed run's, or the run it replaces) from each table. Until that clean-up ends, the old rows are there
+but invisible. Runs of the same snapshot id must not overlap (the default id, the start time, never does).
+
+The only predicate sent to Delta as text is the clean-up's ``runId IN (...)``, and it holds run ids this
+module generated, each checked against :data:`RUN_ID` again before use: no user text reaches it. Snapshot
+ids are compared as Column values.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+import uuid
+from collections.abc import Sequence
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from .tables import TableLocation, check_name, check_snapshot_id
+
+RUN_COLUMN = "runId"
+RUN_ID = re.compile(r"[0-9a-f]{32}")
+MANIFEST = "snapshots"
+MANIFEST_SCHEMA = ("snapshotId string, runId string, snapshotTime timestamp, committedTime timestamp, "
+                   "tables array<string>")
+PARTITION_COLUMNS = ("snapshotId", RUN_COLUMN)
+
+
+def new_run_id() -> str:
+    return uuid.uuid4().hex
+
+
+def _load(spark: SparkSession, where: TableLocation, table: str) -> DataFrame:
+    return spark.read.format("delta").load(where.name(table)) if where.by_path else spark.table(where.name(table))
+
+
+def _exists(spark: SparkSession, where: TableLocation, table: str) -> bool:
+    """Whether the table exists, asked through the DataFrame API only (no JVM handle: works over Spark Connect)."""
+    if not where.by_path:
+        return spark.catalog.tableExists(where.name(table))
+    from pyspark.errors import AnalysisException
+
+    try:
+        _load(spark, where, table).schema  # noqa: B018 - analysing it is the question
+    except AnalysisException:
+        return False
+    return True
+
+
+def _save(df: DataFrame, where: TableLocation, table: str, mode: str, **options: str) -> None:
+    spark = df.sparkSession
+    writer = df.write.format("delta").option("mergeSchema", "true").options(**options)
+    if not _exists(spark, where, table):
+        writer = writer.partitionBy(*[c for c in PARTITION_COLUMNS if c in df.columns])
+    writer = writer.mode(mode)
+    if where.by_path:
+        writer.save(where.name(table))
+    else:
+        writer.saveAsTable(where.name(table))
+
+
+def append_rows(df: DataFrame, where: TableLocation, table: str, snapshot_id: str, snapshot_time: dt.datetime,
+                run_id: str) -> None:
+    """Append ``df`` to ``table`` as rows of ``snapshot_id`` written by run ``run_id`` (one Delta commit; the
+    table is created on first use). Invisible to readers until :func:`commit`."""
+    check_snapshot_id(snapshot_id)
+    _check_run_id(run_id)
+    out = df.select(F.lit(snapshot_id).alias("snapshotId"),
+                    F.lit(snapshot_time).cast("timestamp").alias("snapshotTime"), "*",
+                    F.lit(run_id).alias(RUN_COLUMN))
+    _save(out, where, table, "append")
+
+
+def commit(spark: SparkSession, where: TableLocation, snapshot_id: str, snapshot_time: dt.datetime, run_id: str,
+           tables: Sequence[str]) -> None:
+    """Make run ``run_id``'s rows the snapshot ``snapshot_id``: one appended manifest row, one Delta commit."""
+    check_snapshot_id(snapshot_id)
+    _check_run_id(run_id)
+    for t in tables:
+        check_name(t, "table name")
+    row = (snapshot_id, run_id, snapshot_time, dt.datetime.now(dt.UTC), list(tables))
+    _save(spark.createDataFrame([row], MANIFEST_SCHEMA), where, MANIFEST, "append")
+
+
+def committed(spark: SparkSession, where: TableLocation) -> DataFrame:
+    """``snapshotId``, ``runId`` and ``snapshotTime`` of every committed snapshot: its latest committed run."""
+    if not _exists(spark, where, MANIFEST):
+        return spark.createDataFrame([], MANIFEST_SCHEMA).select("snapshotId", RUN_COLUMN, "snapshotTime")
+    latest = F.max_by(F.struct(RUN_COLUMN, "snapshotTime"), "committedTime")
+    return (_load(spark, where, MANIFEST).groupBy("snapshotId").agg(latest.alias("run"))
+            .select("snapshotId", f"run.{RUN_COLUMN}", "run.snapshotTime"))
+
+
+def read_table(spark: SparkSession, where: TableLocation, table: str, snapshot_id: str | None = None) -> DataFrame:
+    """The rows of ``table`` in committed snapshots only (of ``snapshot_id`` when given): never a snapshot that
+    is half written, being rewritten or abandoned by a killed run. Rows written before the manifest existed
+    (no ``runId``) belong to no committed snapshot: run the job again to see them."""
+    if snapshot_id is not None:
+        check_snapshot_id(snapshot_id)
+    df, keys = _load(spark, where, table), committed(spark, where).select("snapshotId", RUN_COLUMN)
+    if RUN_COLUMN not in df.columns:
+        return df.where(F.lit(False))
+    if snapshot_id is not None:
+        df, keys = df.where(F.col("snapshotId") == snapshot_id), keys.where(F.col("snapshotId") == snapshot_id)
+    return df.join(F.broadcast(keys), ["snapshotId", RUN_COLUMN], "left_semi").drop(RUN_COLUMN)
+
+
+def drop_other_runs(spark: SparkSession, where: TableLocation, table: str, snapshot_id: str, run_id: str) -> None:
+    """Remove from ``table`` the rows of ``snapshot_id`` that other runs wrote (one Delta commit, none if there
+    are none): the run this one replaced, or runs killed before their commit."""
+    check_snapshot_id(snapshot_id)
+    df = _load(spark, where, table)
+    others = sorted(r[0] for r in df.where((F.col("snapshotId") == snapshot_id) & (F.col(RUN_COLUMN) != run_id))
+                    .select(RUN_COLUMN).distinct().collect())
+    if not others:
+        return
+    predicate = f"{RUN_COLUMN} IN ({', '.join(repr(_check_run_id(r)) for r in others)})"
+    _save(spark.createDataFrame([], df.schema), where, table, "overwrite", replaceWhere=predicate)
+
+
+def _check_run_id(run_id: str) -> str:
+    if not isinstance(run_id, str) or not RUN_ID.fullmatch(run_id):
+        raise ValueError(f"run id {run_id!r}: expected 32 lowercase hex digits")
+    return run_id
