@@ -190,3 +190,14 @@ def markdown_table() -> str:
     lines = ["| kind | default severity | reported by | meaning |", "|---|---|---|---|"]
     lines += [f"| `{k.name}` | {k.severity} | {k.source} | {k.meaning} |" for k in KINDS.values()]
     return "\n".join(lines)
+
+
+def gate_table() -> str:
+    """Which kinds fail ``kafkalog validate --fail-on LEVEL`` at their default severity, as the README prints it:
+    each level fails on its own kinds and those of the levels above it."""
+    lines = ["| with `--fail-on` | these kinds fail the run (at their default severity; the meanings say where the "
+             "context changes it) |", "|---|---|"]
+    for level, label in ((E, "`error` (default), `warning` or `info`"), (W, "`warning` or `info`"), (I, "`info`")):
+        names = ", ".join(f"`{k.name}`" for k in KINDS.values() if k.severity is level)
+        lines.append(f"| {label} | {level} kinds: {names} |")
+    return "\n".join(lines)

@@ -77,3 +77,14 @@ def test_the_catalogue_entries_are_complete() -> None:
 
 def test_the_readme_prints_the_catalogue() -> None:
     assert markdown_table() in (ROOT / "README.md").read_text()
+
+
+def test_readme_prints_which_kinds_fail_the_gate_at_each_level() -> None:
+    from kafkalog_spark.finding_kinds import gate_table
+
+    table = gate_table()
+    assert table in (ROOT / "README.md").read_text()
+    rows = table.splitlines()[2:]
+    assert len(rows) == 3
+    for row, level in zip(rows, (Severity.ERROR, Severity.WARNING, Severity.INFO), strict=True):
+        assert {n for n in KINDS if f"`{n}`" in row} == {n for n, k in KINDS.items() if k.severity is level}
