@@ -393,10 +393,10 @@ def zstd_frames(src, starts, ends, first, stop, out, o, cap, soft_limit, dctx, o
 
 # Kafka decompresses zstd streaming (zstd-jni), which is stricter than the one-shot call used here: it keeps only
 # the frame's window, so a match reaching further back is corruption, refuses windows over 128 MiB
-# (ZSTD_WINDOWLOG_LIMIT_DEFAULT), and refuses blocks over Block_Maximum_Size (min(window, 128 KiB)), which one-shot
-# libzstd 1.5 accepts in RLE and raw blocks. A payload the one-shot call read is kept only when streaming would
-# read it alike (zstd_streamable); otherwise the streaming Python path reads it again. A producer's batch within
-# its window never needs that; bombs, corrupt frames and batches larger than their window do.
+# (ZSTD_WINDOWLOG_LIMIT_DEFAULT), and refuses blocks, read or written, over Block_Maximum_Size (min(window,
+# 128 KiB)), which one-shot libzstd 1.5 accepts. A payload the one-shot call read is kept only when streaming
+# would read it alike (zstd_streamable); otherwise the streaming Python path reads it again. A producer's batch of
+# up to 128 KiB within its window never needs that; bombs, corrupt frames and larger batches do.
 ZSTD_RECHECK = -1
 _ZSTD_MAGIC = 0xFD2FB528
 _ZSTD_SKIPPABLE = 0x184D2A50  # the low 4 bits vary
@@ -415,12 +415,14 @@ def _le(src, pos, width):
 @njit(cache=True)
 def zstd_streamable(src, start, end, produced):
     """Whether the zstd payload src[start:end], which the one-shot call decompressed to ``produced`` bytes, is
-    one that streaming reads alike: every frame's window within the streaming limit and every block within its
-    maximum size, and the output within the window (one frame) or each frame's largest possible output within its
-    window (several), so no match can reach past it. False on anything unexpected."""
+    one that streaming reads alike: every frame's window within the streaming limit; every block, compressed and
+    decompressed, within its maximum size (a compressed block's output is only known in sum: the output beyond the
+    raw and RLE blocks must fit one block); and each frame's largest possible output within its window, or else
+    the whole output, so no match can reach past it. False on anything unexpected."""
     pos = start
-    frames = loose = 0
-    first_window = np.int64(0)
+    frames = 0
+    known = np.int64(0)  # the output of raw and RLE blocks: their sizes
+    compressed_max = loose_window = np.int64(1) << 62  # the least block maximum and window where they matter
     for _ in range(end - start):  # bounded: every frame takes at least 4 bytes
         if pos >= end:
             break
@@ -461,14 +463,17 @@ def zstd_streamable(src, start, end, produced):
                 return False
             p += size if kind != 1 else 1
             bound += size if kind != 2 else block_max
+            if kind == 2:
+                compressed_max = min(compressed_max, block_max)
+            else:
+                known += size
             if h & 1:
                 break
         p += 4 if fhd & 4 else 0
         frames += 1
-        if bound > window:  # matches could reach past the window: only the actual output can tell (one frame)
-            loose += 1
-            first_window = window
+        if bound > window:  # matches could reach past the window: only the actual output can tell
+            loose_window = min(loose_window, window)
         pos = p
     if frames == 0 or pos != end:
         return False
-    return loose == 0 or frames == 1 and produced <= first_window
+    return produced - known <= compressed_max and produced <= loose_window

@@ -1,0 +1,87 @@
+"""Memory against the number of log dirs: `validate` or the nightly job over N small log dirs with a small driver
+heap, in a fresh process; prints one JSON line (dirs, seconds, findings or rows, the driver JVM's peak heap and
+the Python driver's peak RSS).
+
+Each log dir holds copies of two partitions of the sample corpus (data/samples/broker: tutorial-segments-0,
+txn-mixed-0; about 220 KB), so every dir has the same findings. Issue 13's reproduction: `validate` over 14
+small log dirs ran the driver out of Java heap, because every dir's views and checks were unioned into one plan.
+
+    python -m tests.bench.many_dirs --job validate --dirs 50 --driver-memory 384m      # make many-dirs
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+PARTITIONS = ("tutorial-segments-0", "txn-mixed-0")
+
+
+def make_dirs(root: Path, n: int) -> list[str]:
+    dirs = []
+    for i in range(n):
+        d = root / f"broker-{i:03d}"
+        for part in PARTITIONS:
+            shutil.copytree(REPO / "data" / "samples" / "broker" / part, d / part)
+        dirs.append(str(d))
+    return dirs
+
+
+def heap_peak_mb(spark) -> tuple[float, float]:
+    """The JVM's peak heap use over its lifetime (the sum of its heap pools' peaks) and its maximum heap, MiB."""
+    mf = spark.sparkContext._jvm.java.lang.management.ManagementFactory
+    peak = sum(p.getPeakUsage().getUsed() for p in mf.getMemoryPoolMXBeans() if str(p.getType()) == "Heap memory")
+    return peak / 2**20, mf.getMemoryMXBean().getHeapMemoryUsage().getMax() / 2**20
+
+
+def run(job: str, n: int, driver_memory: str) -> dict:
+    from kafkalog_spark.session import local_session
+
+    spark = local_session("many-dirs", master="local[2]", extra={"spark.driver.memory": driver_memory})
+    with tempfile.TemporaryDirectory() as tmp:
+        dirs = make_dirs(Path(tmp) / "logs", n)
+        start = time.monotonic()
+        if job == "validate":
+            from kafkalog_spark.analysis.index_validation import validate_rows
+
+            rows = [r.asDict() for r in validate_rows(spark, dirs)]
+            per_dir = {d: sorted((r["check"], r["severity"], r["file"].removeprefix(d), r["position"]) for r in rows
+                                 if r["file"].startswith(d + "/")) for d in dirs}
+            out = {"findings": len(rows), "same_findings_in_every_dir": len({json.dumps(v) for v in per_dir.values()})
+                   == 1, "errors": sum(r["severity"] == "error" for r in rows)}
+        else:
+            from kafkalog_spark import nightly
+            from kafkalog_spark.delta import TableLocation
+            from kafkalog_spark.kafka_versions import KafkaVersion
+
+            config = nightly.NightlyConfig(log_dirs=tuple(dirs), location=TableLocation(warehouse=f"{tmp}/wh"),
+                                           snapshot_id="many", kafka_version=KafkaVersion.V3_9)
+            tables = nightly.run(spark, config)
+            stats = tables["segment_stats"].groupBy("logDir").count().collect()
+            out = {"segment_stats_rows": sum(r["count"] for r in stats), "log_dirs_in_segment_stats": len(stats)}
+        seconds = time.monotonic() - start
+    heap, heap_max = heap_peak_mb(spark)
+    return {"job": job, "dirs": n, "seconds": round(seconds, 1), **out, "driver_heap_peak_mb": round(heap),
+            "driver_heap_max_mb": round(heap_max),
+            "python_driver_peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--job", choices=("validate", "nightly"), default="validate")
+    ap.add_argument("--dirs", type=int, default=50)
+    ap.add_argument("--driver-memory", default="384m")
+    args = ap.parse_args(argv)
+    print(json.dumps(run(args.job, args.dirs, args.driver_memory)), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
