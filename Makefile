@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 PYSPARKS       ?= 4.0 4.1 4.2
 COMPAT_PYTHONS ?= $(PYTHON)
 
-.PHONY: demo test test-packaging lint bench samples wheel compat dump-compare fuzz kill-matrix clean
+.PHONY: demo test test-packaging lint bench samples wheel compat dump-compare fuzz kill-matrix many-dirs clean
 
 # [spark]: the package itself does not depend on Spark (a platform's own Spark must stay); a local run does.
 $(STAMP): pyproject.toml
@@ -75,6 +75,13 @@ fuzz: $(STAMP)
 # readers must see each snapshot whole or not at all (`make test` kills once).
 kill-matrix: $(STAMP)
 	KAFKALOG_KILL_MATRIX=1 $(PY) -m pytest -q tests/test_snapshots.py
+
+# Memory against the number of log dirs (tests/bench/many_dirs.py): validate and the nightly job over MANY_DIRS
+# small log dirs on a 512 MiB driver heap; each prints one JSON line and fails on an error or an uneven result.
+MANY_DIRS ?= 50
+many-dirs: $(STAMP)
+	$(PY) -m tests.bench.many_dirs --job validate --dirs $(MANY_DIRS) --driver-memory 512m
+	$(PY) -m tests.bench.many_dirs --job nightly --dirs $(MANY_DIRS) --driver-memory 512m
 
 clean:
 	rm -rf $(VENV) .compat build dist warehouse spark-warehouse .pytest_cache .ruff_cache

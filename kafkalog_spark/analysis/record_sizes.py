@@ -16,12 +16,13 @@ V2_BATCH_OVERHEAD = 61  # DefaultRecordBatch.RECORD_BATCH_OVERHEAD
 
 
 def varint_size(c: Column) -> Column:
-    """Bytes of the zig-zag varint of ``c`` (a long column): ByteUtils.sizeOfVarint / sizeOfVarlong."""
-    zz = F.when(c >= 0, c * 2).otherwise(-c * 2 - 1)
-    out = F.when(zz < F.lit(1 << 62) * 2, F.lit(9)).otherwise(F.lit(10))
-    for n in range(8, 0, -1):
-        out = F.when(zz < F.lit(1 << (7 * n)), F.lit(n)).otherwise(out)
-    return out
+    """Bytes of the zig-zag varint of ``c`` (a long column): ByteUtils.sizeOfVarint / sizeOfVarlong, 7 bits a
+    byte of the zig-zag value's significant bits. ``c`` appears twice: these sizes nest (a record's length is
+    the varint of a body made of varints), and a branch per byte count made each level copy the one below
+    ten times over, into plans of megabytes that Spark Connect sends and analyses again at every step."""
+    zigzag = F.shiftleft(c, 1).bitwiseXOR(F.shiftright(c, 63))  # Kafka's (v << 1) ^ (v >> 63): never overflows
+    significant_bits = F.length(F.bin(zigzag))  # bin(0) is "0": one byte; a negative zigzag has 64 bits: ten
+    return F.floor((significant_bits + 6) / 7).cast("long")
 
 
 def header_bytes(headers: Column) -> Column:

@@ -6,7 +6,7 @@ Each log dir holds copies of two partitions of the sample corpus (data/samples/b
 txn-mixed-0; about 220 KB), so every dir has the same findings. Issue 13's reproduction: `validate` over 14
 small log dirs ran the driver out of Java heap, because every dir's views and checks were unioned into one plan.
 
-    python -m tests.bench.many_dirs --job validate --dirs 50 --driver-memory 384m      # make many-dirs
+    python -m tests.bench.many_dirs --job validate --dirs 50 --driver-memory 512m      # make many-dirs
 """
 
 from __future__ import annotations
@@ -65,7 +65,8 @@ def run(job: str, n: int, driver_memory: str) -> dict:
                                            snapshot_id="many", kafka_version=KafkaVersion.V3_9)
             tables = nightly.run(spark, config)
             stats = tables["segment_stats"].groupBy("logDir").count().collect()
-            out = {"segment_stats_rows": sum(r["count"] for r in stats), "log_dirs_in_segment_stats": len(stats)}
+            out = {"segment_stats_rows": sum(r["count"] for r in stats), "log_dirs_in_segment_stats": len(stats),
+                   "same_rows_in_every_dir": len({r["count"] for r in stats}) == 1}
         seconds = time.monotonic() - start
     heap, heap_max = heap_peak_mb(spark)
     return {"job": job, "dirs": n, "seconds": round(seconds, 1), **out, "driver_heap_peak_mb": round(heap),
@@ -77,10 +78,14 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--job", choices=("validate", "nightly"), default="validate")
     ap.add_argument("--dirs", type=int, default=50)
-    ap.add_argument("--driver-memory", default="384m")
+    ap.add_argument("--driver-memory", default="512m")
     args = ap.parse_args(argv)
-    print(json.dumps(run(args.job, args.dirs, args.driver_memory)), flush=True)
-    return 0
+    result = run(args.job, args.dirs, args.driver_memory)
+    print(json.dumps(result), flush=True)
+    # Every dir is a copy of the same two partitions: anything uneven means a dir was dropped or read twice.
+    even = result.get("same_findings_in_every_dir", result.get("same_rows_in_every_dir"))
+    complete = result.get("log_dirs_in_segment_stats", args.dirs) == args.dirs
+    return 0 if even and complete else 1
 
 
 if __name__ == "__main__":
