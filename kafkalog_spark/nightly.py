@@ -30,8 +30,9 @@ from .delta import (
     check_name,
     check_snapshot_id,
     commit,
-    drop_other_runs,
+    drop_runs,
     new_run_id,
+    other_runs,
     read_table,
 )
 from .kafka_versions import LATEST, KafkaVersion, parse_kafka_version
@@ -303,8 +304,10 @@ def run(spark: SparkSession, config: NightlyConfig, now: Callable[[], dt.datetim
                 v.unpersist()
     commit(spark, config.location, snapshot_id, started, run_id, names)
     done(MANIFEST)
+    replaced = other_runs(spark, config.location, names, snapshot_id, run_id)
     for table in names:
-        drop_other_runs(spark, config.location, table, snapshot_id, run_id)
+        if replaced.get(table):
+            drop_runs(spark, config.location, table, replaced[table])
         done(f"clean-up {table}")
     return {name: read_table(spark, config.location, table, snapshot_id) for name, table in zip(TABLES, names,
                                                                                                   strict=True)}

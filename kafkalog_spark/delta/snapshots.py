@@ -21,6 +21,7 @@ import datetime as dt
 import re
 import uuid
 from collections.abc import Sequence
+from functools import reduce
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -114,17 +115,26 @@ def read_table(spark: SparkSession, where: TableLocation, table: str, snapshot_i
     return df.join(F.broadcast(keys), ["snapshotId", RUN_COLUMN], "left_semi").drop(RUN_COLUMN)
 
 
-def drop_other_runs(spark: SparkSession, where: TableLocation, table: str, snapshot_id: str, run_id: str) -> None:
-    """Remove from ``table`` the rows of ``snapshot_id`` that other runs wrote (one Delta commit, none if there
-    are none): the run this one replaced, or runs killed before their commit."""
+def other_runs(spark: SparkSession, where: TableLocation, tables: Sequence[str], snapshot_id: str,
+               run_id: str) -> dict[str, list[str]]:
+    """Per table, the runs other than ``run_id`` that wrote rows of ``snapshot_id``: the run this one replaced, or
+    runs killed before their commit. One query for all the tables (a query each cost seconds over Spark Connect
+    when there is nothing to find, as on every first run)."""
     check_snapshot_id(snapshot_id)
-    df = _load(spark, where, table)
-    others = sorted(r[0] for r in df.where((F.col("snapshotId") == snapshot_id) & (F.col(RUN_COLUMN) != run_id))
-                    .select(RUN_COLUMN).distinct().collect())
-    if not others:
-        return
-    predicate = f"{RUN_COLUMN} IN ({', '.join(repr(_check_run_id(r)) for r in others)})"
-    _save(spark.createDataFrame([], df.schema), where, table, "overwrite", replaceWhere=predicate)
+    _check_run_id(run_id)
+    scans = [_load(spark, where, t).where((F.col("snapshotId") == snapshot_id) & (F.col(RUN_COLUMN) != run_id))
+             .select(F.lit(t).alias("table"), RUN_COLUMN).distinct() for t in tables]
+    found: dict[str, list[str]] = {}
+    for row in reduce(DataFrame.unionAll, scans).collect():
+        found.setdefault(row["table"], []).append(_check_run_id(row[RUN_COLUMN]))
+    return {t: sorted(runs) for t, runs in found.items()}
+
+
+def drop_runs(spark: SparkSession, where: TableLocation, table: str, runs: Sequence[str]) -> None:
+    """Remove the rows of ``runs`` (ids from :func:`other_runs`) from ``table``: one Delta commit."""
+    predicate = f"{RUN_COLUMN} IN ({', '.join(repr(_check_run_id(r)) for r in runs)})"
+    schema = _load(spark, where, table).schema
+    _save(spark.createDataFrame([], schema), where, table, "overwrite", replaceWhere=predicate)
 
 
 def _check_run_id(run_id: str) -> str:

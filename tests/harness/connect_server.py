@@ -51,6 +51,8 @@ class ConnectServer:
             "spark.ui.enabled": "false",
             "spark.sql.warehouse.dir": str(self.warehouse),
             "spark.sql.shuffle.partitions": "4",
+            # as local_session: Delta's default of 50 partitions to rebuild a table's state is for clusters
+            "spark.databricks.delta.snapshotPartitions": "2",
             **delta_spark_confs(),
         }
         packages = confs.pop("spark.jars.packages")
