@@ -78,6 +78,14 @@ def _lz4_segment(tmp_path: Path) -> tuple[Path, list[bytes]]:
     return log, values
 
 
+def _python(code: str, log: Path, timeout: int) -> str:
+    """What ``code`` prints, run on ``log`` in a fresh interpreter: a hang is a timeout, not a stuck suite."""
+    done = subprocess.run([sys.executable, "-c", code, str(log)], cwd=REPO, capture_output=True, text=True,
+                          timeout=timeout)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout
+
+
 def test_lz4_batch_inflating_past_4_mib_is_read(tmp_path: Path) -> None:
     """D1: the compiled LZ4 path asked for 4 MiB of room after each stop, so a batch needing more stopped
     again at the same place forever."""
@@ -86,10 +94,7 @@ def test_lz4_batch_inflating_past_4_mib_is_read(tmp_path: Path) -> None:
             "t = read_log(sys.argv[1], 'records', findings=f); "
             "print(json.dumps([t.num_rows, hashlib.sha256(b''.join(t.column('value').to_pylist())).hexdigest(), "
             "[x.kind for x in f]]))")
-    done = subprocess.run([sys.executable, "-c", code, str(log)], cwd=REPO, capture_output=True, text=True,
-                          timeout=120)
-    assert done.returncode == 0, done.stderr[-2000:]
-    rows, digest, kinds = json.loads(done.stdout)
+    rows, digest, kinds = json.loads(_python(code, log, timeout=120))
     assert (rows, digest, kinds) == (6, hashlib.sha256(b"".join(values)).hexdigest(), [])
 
 
@@ -137,10 +142,7 @@ def test_chunks_smaller_than_a_header_still_find_the_next_batch(tmp_path: Path) 
             "for chunk in (1, 16, 17, 60, 61):\n"
             "    f = []; t = read_log(sys.argv[1], 'batches', findings=f, chunk_bytes=chunk)\n"
             "    print(json.dumps([chunk, t.column('baseOffset').to_pylist(), [(x.kind, x.position) for x in f]]))")
-    done = subprocess.run([sys.executable, "-c", code, str(log)], cwd=REPO, capture_output=True, text=True,
-                          timeout=60)
-    assert done.returncode == 0, done.stderr[-2000:]
-    results = [json.loads(line) for line in done.stdout.splitlines()]
+    results = [json.loads(line) for line in _python(code, log, timeout=60).splitlines()]
     assert [r[0] for r in results] == [1, 16, 17, 60, 61]
     for _, got_offsets, got_found in results:
         assert (got_offsets, got_found) == (offsets, found)
