@@ -49,6 +49,9 @@ def local_session(app_name: str = "kafkalog", master: str = "local[*]", *, delta
         **RUNTIME_CONFIGS,
         **quiet_spark_confs(verbose=not quiet),  # log4j2 and Ivy quiet, no progress bar (unless verbose)
         "spark.ui.enabled": "false",
+        # With no UI, the plans and metrics Spark's SQL listener keeps of past queries (1,000 by default) only
+        # fill the driver's heap: the nightly job runs hundreds of queries
+        "spark.sql.ui.retainedExecutions": "50",
         "spark.sql.shuffle.partitions": "4",
         # Delta's default of 50 snapshot partitions is for clusters; a local session wants few
         "spark.databricks.delta.snapshotPartitions": "2",

@@ -118,8 +118,7 @@ def read_table(spark: SparkSession, where: TableLocation, table: str, snapshot_i
 def other_runs(spark: SparkSession, where: TableLocation, tables: Sequence[str], snapshot_id: str,
                run_id: str) -> dict[str, list[str]]:
     """Per table, the runs other than ``run_id`` that wrote rows of ``snapshot_id``: the run this one replaced, or
-    runs killed before their commit. One query for all the tables (a query each cost seconds over Spark Connect
-    when there is nothing to find, as on every first run)."""
+    runs killed before their commit. One query for all the tables, which on a first run finds nothing."""
     check_snapshot_id(snapshot_id)
     _check_run_id(run_id)
     scans = [_load(spark, where, t).where((F.col("snapshotId") == snapshot_id) & (F.col(RUN_COLUMN) != run_id))

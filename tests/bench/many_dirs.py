@@ -1,12 +1,12 @@
 """Memory against the number of log dirs: `validate` or the nightly job over N small log dirs with a small driver
-heap, in a fresh process; prints one JSON line (dirs, seconds, findings or rows, the driver JVM's peak heap and
-the Python driver's peak RSS).
+heap, in a fresh process; prints one JSON line (dirs, seconds, findings or rows, the driver JVM's peak heap, for
+the nightly job its live heap after each group of dirs, and the Python driver's peak RSS).
 
 Each log dir holds copies of two partitions of the sample corpus (data/samples/broker: tutorial-segments-0,
 txn-mixed-0; about 220 KB), so every dir has the same findings. Issue 13's reproduction: `validate` over 14
 small log dirs ran the driver out of Java heap, because every dir's views and checks were unioned into one plan.
 
-    python -m tests.bench.many_dirs --job validate --dirs 50 --driver-memory 512m      # make many-dirs
+    python -m tests.bench.many_dirs --job validate --dirs 50 --driver-memory 1g      # make many-dirs
 """
 
 from __future__ import annotations
@@ -30,6 +30,8 @@ def make_dirs(root: Path, n: int) -> list[str]:
         d = root / f"broker-{i:03d}"
         for part in PARTITIONS:
             shutil.copytree(REPO / "data" / "samples" / "broker" / part, d / part)
+            # a leftover of an interrupted clean (a stray_temp_file warning): every dir has findings to count
+            (d / part / "00000000000000000000.log.cleaned").write_bytes(b"")
         dirs.append(str(d))
     return dirs
 
@@ -39,6 +41,13 @@ def heap_peak_mb(spark) -> tuple[float, float]:
     mf = spark.sparkContext._jvm.java.lang.management.ManagementFactory
     peak = sum(p.getPeakUsage().getUsed() for p in mf.getMemoryPoolMXBeans() if str(p.getType()) == "Heap memory")
     return peak / 2**20, mf.getMemoryMXBean().getHeapMemoryUsage().getMax() / 2**20
+
+
+def live_heap_mb(spark) -> float:
+    """The driver JVM's heap in use right after a full collection, MiB."""
+    jvm = spark.sparkContext._jvm
+    jvm.java.lang.System.gc()
+    return jvm.java.lang.management.ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed() / 2**20
 
 
 def run(job: str, n: int, driver_memory: str) -> dict:
@@ -54,8 +63,8 @@ def run(job: str, n: int, driver_memory: str) -> dict:
             rows = [r.asDict() for r in validate_rows(spark, dirs)]
             per_dir = {d: sorted((r["check"], r["severity"], r["file"].removeprefix(d), r["position"]) for r in rows
                                  if r["file"].startswith(d + "/")) for d in dirs}
-            out = {"findings": len(rows), "same_findings_in_every_dir": len({json.dumps(v) for v in per_dir.values()})
-                   == 1, "errors": sum(r["severity"] == "error" for r in rows)}
+            out = {"findings": len(rows), "same_findings_in_every_dir": all(per_dir.values()) and len(
+                {json.dumps(v) for v in per_dir.values()}) == 1, "errors": sum(r["severity"] == "error" for r in rows)}
         else:
             from kafkalog_spark import nightly
             from kafkalog_spark.delta import TableLocation
@@ -63,10 +72,17 @@ def run(job: str, n: int, driver_memory: str) -> dict:
 
             config = nightly.NightlyConfig(log_dirs=tuple(dirs), location=TableLocation(warehouse=f"{tmp}/wh"),
                                            snapshot_id="many", kafka_version=KafkaVersion.V3_9)
-            tables = nightly.run(spark, config)
+            heap_after_groups: list[int] = []  # the live heap after each group of log dirs: flat, or growing
+
+            def after_commit(name: str) -> None:
+                if name == nightly.TABLES[-1]:
+                    heap_after_groups.append(round(live_heap_mb(spark)))
+
+            tables = nightly.run(spark, config, after_commit=after_commit)
             stats = tables["segment_stats"].groupBy("logDir").count().collect()
             out = {"segment_stats_rows": sum(r["count"] for r in stats), "log_dirs_in_segment_stats": len(stats),
-                   "same_rows_in_every_dir": len({r["count"] for r in stats}) == 1}
+                   "same_rows_in_every_dir": len({r["count"] for r in stats}) == 1,
+                   "heap_after_gc_mb_per_group": heap_after_groups}
         seconds = time.monotonic() - start
     heap, heap_max = heap_peak_mb(spark)
     return {"job": job, "dirs": n, "seconds": round(seconds, 1), **out, "driver_heap_peak_mb": round(heap),
