@@ -19,7 +19,7 @@ def varint_size(c: Column) -> Column:
     """Bytes of the zig-zag varint of ``c`` (a long column): ByteUtils.sizeOfVarint / sizeOfVarlong, 7 bits a
     byte of the zig-zag value's significant bits. ``c`` appears twice: these sizes nest (a record's length is
     the varint of a body made of varints), and a branch per byte count made each level copy the one below
-    ten times over, into plans of megabytes that Spark Connect sends and analyses again at every step."""
+    ten times over, into plans of hundreds of kilobytes that Spark Connect sends and analyses again and again."""
     zigzag = F.shiftleft(c, 1).bitwiseXOR(F.shiftright(c, 63))  # Kafka's (v << 1) ^ (v >> 63): never overflows
     significant_bits = F.length(F.bin(zigzag))  # bin(0) is "0": one byte; a negative zigzag has 64 bits: ten
     return F.floor((significant_bits + 6) / 7).cast("long")
