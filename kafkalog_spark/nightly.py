@@ -276,7 +276,8 @@ def run(spark: SparkSession, config: NightlyConfig, now: Callable[[], dt.datetim
     (:data:`LOG_DIRS_PER_WRITE`), then the manifest commit makes the snapshot visible, then the rows of runs
     it replaces are removed (see :mod:`kafkalog_spark.delta.snapshots`). A run killed anywhere leaves the
     previous state visible; running the same snapshot id again completes it. ``after_commit`` is called with
-    the name of each Delta commit made (the table's name, ``snapshots``, ``clean-up <table>``)."""
+    the name of each Delta commit made (the table's name, ``snapshots``, ``clean-up <table>``: that one
+    also when there was nothing to remove)."""
     started = (now or (lambda: dt.datetime.now(dt.UTC)))()
     snapshot_id = check_snapshot_id(config.snapshot_id or started.strftime("%Y-%m-%dT%H:%M:%SZ"))
     names = [config.table_names[name] for name in TABLES]

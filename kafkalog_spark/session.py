@@ -21,6 +21,18 @@ RUNTIME_CONFIGS = {
     "spark.sql.session.timeZone": "UTC",
 }
 
+# A Spark on one machine (local sessions, and the Connect server the tests start): sizes for two cores, not a cluster.
+LOCAL_ENGINE_CONFS = {
+    "spark.ui.enabled": "false",
+    # With no UI, the plans and metrics Spark's SQL listener keeps of past queries (1,000 by default) only
+    # fill the driver's heap: the nightly job runs hundreds of queries
+    "spark.sql.ui.retainedExecutions": "50",
+    "spark.sql.shuffle.partitions": "4",
+    # Delta's default of 50 partitions to rebuild a table's state is for clusters; one machine wants few
+    "spark.databricks.delta.snapshotPartitions": "2",
+    "spark.python.worker.reuse": "true",
+}
+
 
 def is_connect(spark: SparkSession) -> bool:
     """Whether ``spark`` is a Spark Connect session (no JVM, no SparkContext on this side)."""
@@ -48,14 +60,7 @@ def local_session(app_name: str = "kafkalog", master: str = "local[*]", *, delta
     settings = {
         **RUNTIME_CONFIGS,
         **quiet_spark_confs(verbose=not quiet),  # log4j2 and Ivy quiet, no progress bar (unless verbose)
-        "spark.ui.enabled": "false",
-        # With no UI, the plans and metrics Spark's SQL listener keeps of past queries (1,000 by default) only
-        # fill the driver's heap: the nightly job runs hundreds of queries
-        "spark.sql.ui.retainedExecutions": "50",
-        "spark.sql.shuffle.partitions": "4",
-        # Delta's default of 50 snapshot partitions is for clusters; a local session wants few
-        "spark.databricks.delta.snapshotPartitions": "2",
-        "spark.python.worker.reuse": "true",
+        **LOCAL_ENGINE_CONFS,
     }
     if warehouse:
         settings["spark.sql.warehouse.dir"] = os.path.abspath(warehouse)

@@ -94,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--job", choices=("validate", "nightly"), default="validate")
     ap.add_argument("--dirs", type=int, default=50)
-    ap.add_argument("--driver-memory", default="512m")
+    ap.add_argument("--driver-memory", default="1g")
     args = ap.parse_args(argv)
     result = run(args.job, args.dirs, args.driver_memory)
     print(json.dumps(result), flush=True)

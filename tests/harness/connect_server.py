@@ -21,6 +21,7 @@ from pathlib import Path
 import pyspark
 
 from kafkalog_spark.delta.packages import delta_spark_confs
+from kafkalog_spark.session import LOCAL_ENGINE_CONFS
 
 SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
 STARTED = "Spark Connect server started"
@@ -48,11 +49,8 @@ class ConnectServer:
         confs = {
             "spark.connect.grpc.binding.address": "127.0.0.1",
             "spark.connect.grpc.binding.port": str(self.port),
-            "spark.ui.enabled": "false",
             "spark.sql.warehouse.dir": str(self.warehouse),
-            "spark.sql.shuffle.partitions": "4",
-            # as local_session: Delta's default of 50 partitions to rebuild a table's state is for clusters
-            "spark.databricks.delta.snapshotPartitions": "2",
+            **LOCAL_ENGINE_CONFS,
             **delta_spark_confs(),
         }
         packages = confs.pop("spark.jars.packages")
