@@ -9,6 +9,14 @@
  *
  * Records: key "user-<n>", a ~100-byte JSON value, one "trace-id" header. Writes <out.log>.tmp, renames it
  * to <out.log> when complete, and prints one line: "records=<n> batches=<n> bytes=<n>".
+ *
+ *   java -cp '<kafka libs>/*' GenSegment.java fleet <log dir> <partitions> <bytes per partition>
+ *        <segment bytes> <batch bytes> <seed> <topic> <codec>[,<codec>...]
+ *
+ * A broker log dir of <partitions> partitions <topic>-<n> (codecs in turn), each written through the broker's
+ * own LogSegment (kafka-storage): segments rolled at <segment bytes>, with the .index and .timeindex entries
+ * Kafka writes every 4096 bytes (log.index.interval.bytes) and trims when a segment rolls. Prints one line per
+ * partition: "<partition dir> records=<n> batches=<n> bytes=<n>".
  */
 
 import java.nio.ByteBuffer;
@@ -18,7 +26,9 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
+import java.io.File;
 import java.util.Locale;
+import java.util.Map;
 import java.util.SplittableRandom;
 import org.apache.kafka.clients.producer.internals.ProducerBatch;
 import org.apache.kafka.common.TopicPartition;
@@ -31,6 +41,9 @@ import org.apache.kafka.common.record.MutableRecordBatch;
 import org.apache.kafka.common.record.RecordBatch;
 import org.apache.kafka.common.record.TimestampType;
 import org.apache.kafka.common.utils.ProducerIdAndEpoch;
+import org.apache.kafka.common.utils.Time;
+import org.apache.kafka.storage.internals.log.LogConfig;
+import org.apache.kafka.storage.internals.log.LogSegment;
 
 public class GenSegment {
     private static final String[] EVENTS = {"view", "click", "add_to_cart", "checkout", "search", "login"};
@@ -58,7 +71,43 @@ public class GenSegment {
         r.headers = new Header[] {new RecordHeader("trace-id", trace.getBytes(StandardCharsets.UTF_8))};
     }
 
+    /** One producer batch of records from offset {@code offset} on, as the broker stores it. */
+    private static MemoryRecords nextBatch(SplittableRandom rnd, Rec rec, long offset, Compression compression,
+                                           int batchBytes, TopicPartition tp, ProducerIdAndEpoch producer) {
+        // RecordAccumulator: a buffer of batch.size, the builder of the producer's magic/compression.
+        MemoryRecordsBuilder builder = MemoryRecords.builder(ByteBuffer.allocate(batchBytes),
+                RecordBatch.CURRENT_MAGIC_VALUE, compression, TimestampType.CREATE_TIME, 0L);
+        ProducerBatch batch = new ProducerBatch(tp, builder, System.currentTimeMillis());
+        batch.setProducerState(producer, (int) offset, false);
+        int appended = 0;
+        while (batch.tryAppend(rec.timestamp, rec.key, rec.value, rec.headers, null,
+                System.currentTimeMillis()) != null) {
+            appended++;
+            next(rnd, offset + appended, rec);
+        }
+        batch.close();
+        MemoryRecords records = batch.records();
+        for (MutableRecordBatch b : records.batches()) {
+            // The broker (LogValidator, in-place assignment): offsets and the leader epoch.
+            b.setLastOffset(offset + b.lastOffset());
+            b.setPartitionLeaderEpoch(0);
+        }
+        return records;
+    }
+
+    private static long lastOffset(MemoryRecords records) {
+        long last = -1;
+        for (MutableRecordBatch b : records.batches()) {
+            last = b.lastOffset();
+        }
+        return last;
+    }
+
     public static void main(String[] args) throws Exception {
+        if (args[0].equals("fleet")) {
+            fleet(args);
+            return;
+        }
         Path out = Path.of(args[0]);
         Compression compression = Compression.of(args[1]).build();
         long minBytes = Long.parseLong(args[2]);
@@ -76,25 +125,8 @@ public class GenSegment {
         try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
                 StandardOpenOption.TRUNCATE_EXISTING)) {
             while (written < minBytes) {
-                // RecordAccumulator: a buffer of batch.size, the builder of the producer's magic/compression.
-                MemoryRecordsBuilder builder = MemoryRecords.builder(ByteBuffer.allocate(batchBytes),
-                        RecordBatch.CURRENT_MAGIC_VALUE, compression, TimestampType.CREATE_TIME, 0L);
-                ProducerBatch batch = new ProducerBatch(tp, builder, System.currentTimeMillis());
-                batch.setProducerState(producer, (int) offset, false);
-                int appended = 0;
-                while (batch.tryAppend(rec.timestamp, rec.key, rec.value, rec.headers, null,
-                        System.currentTimeMillis()) != null) {
-                    appended++;
-                    next(rnd, offset + appended, rec);
-                }
-                batch.close();
-                MemoryRecords records = batch.records();
-                for (MutableRecordBatch b : records.batches()) {
-                    // The broker (LogValidator, in-place assignment): offsets and the leader epoch.
-                    b.setLastOffset(offset + b.lastOffset());
-                    b.setPartitionLeaderEpoch(0);
-                }
-                offset += appended;
+                MemoryRecords records = nextBatch(rnd, rec, offset, compression, batchBytes, tp, producer);
+                offset = lastOffset(records) + 1;
                 batches++;
                 ByteBuffer buf = records.buffer().duplicate();
                 while (buf.hasRemaining()) {
@@ -104,5 +136,48 @@ public class GenSegment {
         }
         Files.move(tmp, out, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
         System.out.println("records=" + offset + " batches=" + batches + " bytes=" + written);
+    }
+
+    private static void fleet(String[] args) throws Exception {
+        File logDir = new File(args[1]);
+        int partitions = Integer.parseInt(args[2]);
+        long partitionBytes = Long.parseLong(args[3]);
+        int segmentBytes = Integer.parseInt(args[4]);
+        int batchBytes = Integer.parseInt(args[5]);
+        SplittableRandom rnd = new SplittableRandom(Long.parseLong(args[6]));
+        String topic = args[7];
+        String[] codecs = args[8].split(",");
+        LogConfig config = new LogConfig(Map.of("segment.bytes", Integer.toString(segmentBytes)));
+        for (int p = 0; p < partitions; p++) {
+            TopicPartition tp = new TopicPartition(topic, p);
+            Compression compression = Compression.of(codecs[p % codecs.length]).build();
+            ProducerIdAndEpoch producer = new ProducerIdAndEpoch(PRODUCER_ID + p, (short) 0);
+            File dir = new File(logDir, topic + "-" + p);
+            if (!dir.mkdirs()) {
+                throw new IllegalStateException("cannot create " + dir);
+            }
+            Rec rec = new Rec();
+            next(rnd, 0, rec);
+            long offset = 0;
+            long written = 0;
+            long batches = 0;
+            LogSegment segment = LogSegment.open(dir, 0, config, Time.SYSTEM, 0, false);
+            while (written < partitionBytes) {
+                MemoryRecords records = nextBatch(rnd, rec, offset, compression, batchBytes, tp, producer);
+                if (segment.size() + records.sizeInBytes() > segmentBytes) {  // UnifiedLog.maybeRoll, by size
+                    segment.onBecomeInactiveSegment();
+                    segment.close();
+                    segment = LogSegment.open(dir, offset, config, Time.SYSTEM, 0, false);
+                }
+                long last = lastOffset(records);
+                segment.append(last, records);
+                written += records.sizeInBytes();
+                offset = last + 1;
+                batches++;
+            }
+            segment.flush();
+            segment.close();
+            System.out.println(dir + " records=" + offset + " batches=" + batches + " bytes=" + written);
+        }
     }
 }

@@ -1,0 +1,212 @@
+"""The fleet benchmark: the jobs (nightly, stats, validate) on generated broker log dirs against the decoder they are
+built on, in one run.
+
+    python -m tests.bench.fleet [--sets 100m 1g 4g] [--jobs nightly stats validate]
+
+Each set is one broker log dir of partitions written through Kafka's own LogSegment (tests/bench/java/GenSegment.java
+fleet: 16 KiB producer batches of ~100-byte JSON records with keys, none/lz4/zstd in turn across the partitions,
+2 MiB segments with their .index and .timeindex), built once into bench-data/fleet-<set>/.
+
+For each set: the single-process decode of every record (the records view into Arrow, one thread), then each job
+as its command-line users run it (`kafkalog stats|validate <dir>`, `kafkalog nightly --log-dir <dir>`, a local
+session with default settings), each in a fresh process: wall time, MB/s, records/s, and the peak resident memory
+of the driver's JVM (in local mode the executors run in it), of the Python driver and of all Python workers at
+once, sampled from /proc. Writes bench-data/results-fleet.json and prints a markdown table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from .data import DATA_DIR, GENERATOR, MIB, kafka_classpath
+from .decoders import ours
+
+RESULTS = DATA_DIR / "results-fleet.json"
+SEGMENT_BYTES = 2 * MIB
+BATCH_BYTES = 16 * 1024
+CODECS = "none,lz4,zstd"
+GENERATOR_VERSION = "GenSegment.java fleet v1"
+
+
+@dataclass(frozen=True)
+class FleetSet:
+    name: str
+    bytes: int  # about this many bytes of .log files in all
+    partitions: int
+
+    @property
+    def log_dir(self) -> Path:
+        return DATA_DIR / f"fleet-{self.name}" / "broker"
+
+
+SETS = {s.name: s for s in (FleetSet("100m", 100 * 10**6, 20), FleetSet("1g", 10**9, 200),
+                            FleetSet("4g", 4 * 10**9, 1000))}
+
+
+def ensure_set(fleet: FleetSet) -> dict:
+    """The set's log dir, generated on first use; returns what was written (records, batches, bytes)."""
+    meta = fleet.log_dir.parent / "dataset.json"
+    settings = {"bytes": fleet.bytes, "partitions": fleet.partitions, "segment_bytes": SEGMENT_BYTES,
+                "batch_bytes": BATCH_BYTES, "codecs": CODECS, "generator": GENERATOR_VERSION}
+    if meta.exists() and json.loads(meta.read_text()).get("settings") == settings:
+        return json.loads(meta.read_text())
+    subprocess.run(["rm", "-rf", str(fleet.log_dir.parent)], check=True)
+    fleet.log_dir.mkdir(parents=True)
+    print(f"generating fleet set {fleet.name} ({fleet.partitions} partitions) ...", file=sys.stderr, flush=True)
+    out = subprocess.run(["java", "-Xmx1g", "-cp", kafka_classpath(), str(GENERATOR), "fleet", str(fleet.log_dir),
+                          str(fleet.partitions), str(fleet.bytes // fleet.partitions), str(SEGMENT_BYTES),
+                          str(BATCH_BYTES), "1", "fleet", CODECS], capture_output=True, text=True, check=True).stdout
+    totals = {"records": 0, "batches": 0, "bytes": 0}
+    for line in out.splitlines():
+        for field in line.split()[1:]:
+            key, value = field.split("=")
+            totals[key] += int(value)
+    info = {**totals, "settings": settings}
+    meta.write_text(json.dumps(info, indent=2) + "\n")
+    return info
+
+
+class PeakMemory:
+    """Peak resident memory of a process tree, sampled from /proc every 0.2 s: the JVM, the Python driver (the
+    root) and the Python workers (everything else), each peak of the group's sum."""
+
+    def __init__(self, root: int) -> None:
+        self.root = root
+        self.peaks = {"jvm": 0, "python_driver": 0, "python_workers": 0}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def stop(self) -> dict[str, int]:
+        self._stop.set()
+        self._thread.join()
+        return {k: round(v / MIB) for k, v in self.peaks.items()}
+
+    def _run(self) -> None:
+        page = os.sysconf("SC_PAGE_SIZE")
+        while not self._stop.wait(0.2):
+            groups = dict.fromkeys(self.peaks, 0)
+            for pid, name in _descendants(self.root):
+                try:
+                    rss = int(Path(f"/proc/{pid}/statm").read_text().split()[1]) * page
+                except (OSError, IndexError, ValueError):
+                    continue  # ended meanwhile
+                group = "python_driver" if pid == self.root else "jvm" if name == "java" else "python_workers"
+                groups[group] += rss
+            for k, v in groups.items():
+                self.peaks[k] = max(self.peaks[k], v)
+
+
+def _descendants(root: int) -> list[tuple[int, str]]:
+    children: dict[int, list[int]] = {}
+    names: dict[int, str] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue
+            name, rest = stat[stat.index("(") + 1:stat.rindex(")")], stat[stat.rindex(")") + 2:].split()
+            children.setdefault(int(rest[1]), []).append(int(entry))
+            names[int(entry)] = name
+    out, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        out.append((pid, names.get(pid, "")))
+        todo += children.get(pid, [])
+    return out
+
+
+def run_job(job: str, log_dir: Path, workdir: Path) -> dict:
+    """One job in a fresh process, as a user runs it; its wall time and peak memory."""
+    cli = [sys.executable, "-m", "kafkalog_spark.cli", "-q"]
+    if job == "nightly":
+        cmd = cli + ["nightly", "--log-dir", str(log_dir), "--warehouse", str(workdir / "warehouse")]
+    else:
+        cmd = cli + [job, str(log_dir)]
+    started = time.monotonic()
+    with open(workdir / f"{job}.out", "wb") as out, open(workdir / f"{job}.err", "wb") as err:
+        proc = subprocess.Popen(cmd, stdout=out, stderr=err, cwd=workdir)
+        memory = PeakMemory(proc.pid)
+        code = proc.wait()
+        peaks = memory.stop()
+    seconds = time.monotonic() - started
+    ok = code == 0 or (job == "validate" and code == 1)  # 1: findings at the gate, a verdict, not a failure
+    if not ok:
+        tail = (workdir / f"{job}.err").read_text(errors="replace")[-2000:]
+        return {"job": job, "failed": f"exit {code}: {tail}", "seconds": round(seconds, 1), "memory_mib": peaks}
+    return {"job": job, "seconds": round(seconds, 1), "memory_mib": peaks}
+
+
+def decode_single_process(log_dir: Path) -> dict:
+    started = time.monotonic()
+    records, _ = ours("records", log_dir)
+    return {"seconds": round(time.monotonic() - started, 2), "records": records}
+
+
+def bench_set(fleet: FleetSet, jobs: list[str]) -> dict:
+    info = ensure_set(fleet)
+    cores = os.cpu_count() or 1
+    decode = decode_single_process(fleet.log_dir)
+    decode_rate = info["bytes"] / decode["seconds"]
+    results = {"set": fleet.name, "partitions": fleet.partitions, "records": info["records"],
+               "bytes": info["bytes"], "cores": cores, "decode_single_process": decode,
+               "decode_mb_s_x_cores": round(decode_rate * cores / 1e6, 1), "jobs": []}
+    for job in jobs:
+        with tempfile.TemporaryDirectory(prefix="fleet-") as tmp:
+            print(f"  {fleet.name}: {job} ...", file=sys.stderr, flush=True)
+            r = run_job(job, fleet.log_dir, Path(tmp))
+        if "failed" not in r:
+            r["mb_s"] = round(info["bytes"] / r["seconds"] / 1e6, 1)
+            r["records_s"] = round(info["records"] / r["seconds"])
+            r["vs_decode_x_cores"] = round(info["bytes"] / r["seconds"] / (decode_rate * cores), 3)
+        results["jobs"].append(r)
+    return results
+
+
+def markdown(results: list[dict]) -> str:
+    lines = ["| set | job | wall s | MB/s | M records/s | vs decode x cores | peak JVM MiB | peak workers MiB |",
+             "|---|---|---:|---:|---:|---:|---:|---:|"]
+    for s in results:
+        label = f"{s['bytes'] / 1e6:,.0f} MB, {s['partitions']} partitions, {s['records'] / 1e6:.1f} M records"
+        d = s["decode_single_process"]
+        lines.append(f"| {label} | decode, 1 process (x {s['cores']} cores) | {d['seconds']} | "
+                     f"{s['bytes'] / d['seconds'] / 1e6:,.0f} (x {s['cores']}: {s['decode_mb_s_x_cores']:,.0f}) | "
+                     f"{d['records'] / d['seconds'] / 1e6:.2f} | | | |")
+        for j in s["jobs"]:
+            m = j["memory_mib"]
+            if "failed" in j:
+                lines.append(f"| | {j['job']} | failed after {j['seconds']} s | | | | {m['jvm']} | "
+                             f"{m['python_workers']} |")
+                continue
+            lines.append(f"| | {j['job']} | {j['seconds']} | {j['mb_s']} | {j['records_s'] / 1e6:.2f} | "
+                         f"{j['vs_decode_x_cores']} | {m['jvm']} | {m['python_workers']} |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--sets", nargs="+", choices=list(SETS), default=["100m", "1g"])
+    ap.add_argument("--jobs", nargs="+", choices=("nightly", "stats", "validate"),
+                    default=["nightly", "stats", "validate"])
+    args = ap.parse_args(argv)
+    results = [bench_set(SETS[name], args.jobs) for name in args.sets]
+    RESULTS.write_text(json.dumps(results, indent=2) + "\n")
+    print(markdown(results))
+    failed = [f"{s['set']} {j['job']}" for s in results for j in s["jobs"] if "failed" in j]
+    for name in failed:
+        print(f"failed: {name}", file=sys.stderr)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
