@@ -47,9 +47,13 @@ wheel: $(STAMP)
 compat:
 	$(PYTHON) tests/compat/run.py --pythons $(COMPAT_PYTHONS) --pysparks $(PYSPARKS)
 
+# The decoder against its peers and the codec libraries alone, the Spark scan, and the jobs on generated fleets
+# (FLEET_SETS of 100m, 1g, 4g; the sets are generated once into bench-data/ with Kafka's LogSegment).
+FLEET_SETS ?= 100m 1g
 bench: $(STAMP)
 	$(PY) -m tests.bench.run
 	$(PY) -m tests.bench.spark_scan
+	$(PY) -m tests.bench.fleet --sets $(FLEET_SETS)
 
 # Both corpora (data/samples: Kafka 3.9.2, data/samples-kafka4: 4.4.0), each with both versions' dump goldens.
 samples: $(STAMP)

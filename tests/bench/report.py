@@ -12,7 +12,9 @@ from dataclasses import dataclass
 
 from .timing import Timing
 
-TARGET_VS_AIOKAFKA = 3.0
+TARGET_VS_AIOKAFKA = 3.5  # on none and lz4; zstd is judged against libzstd alone (TARGET_VS_CODEC_ALONE)
+TARGET_VS_CODEC_ALONE = 0.9
+AIOKAFKA_TARGET_CODECS = ("none", "lz4")
 TARGET_VS_KAFKA_PYTHON = 30.0
 TARGET_BATCHES_MB_S = 1000.0  # 1 GB/s per core, on uncompressed data
 
@@ -28,6 +30,14 @@ class CodecResult:
     records_prefix: Timing  # our records view on the peers' prefix
     aiokafka: Timing
     kafka_python: Timing
+    codec_alone: Timing | None = None  # the codec library decompressing the prefix's batches, nothing else
+
+    @property
+    def vs_codec_alone(self) -> float | None:
+        """Our records view's rate as a fraction of the codec library's alone (1.0: decoding costs nothing)."""
+        if self.codec_alone is None:
+            return None
+        return self.records_prefix.records_per_s / self.codec_alone.records_per_s
 
     @property
     def vs_aiokafka(self) -> float:
@@ -40,14 +50,17 @@ class CodecResult:
 
 HEADER = ["codec", "records", "records view Mrec/s", "records view MB/s", "batches view MB/s",
           "prefix: records view Mrec/s", "prefix: aiokafka Mrec/s", "prefix: kafka-python Mrec/s", "vs aiokafka",
-          "vs kafka-python"]
+          "vs kafka-python", "prefix: codec library alone Mrec/s", "vs codec alone"]
 
 
 def row(r: CodecResult) -> list[str]:
+    alone = r.codec_alone
     return [r.codec, f"{r.records.records:,}", f"{r.records.records_per_s / 1e6:.2f}", f"{r.records.mb_per_s:,.0f}",
             f"{r.batches.mb_per_s:,.0f}", f"{r.records_prefix.records_per_s / 1e6:.2f}",
             f"{r.aiokafka.records_per_s / 1e6:.2f}", f"{r.kafka_python.records_per_s / 1e6:.3f}",
-            f"{r.vs_aiokafka:.2f}x", f"{r.vs_kafka_python:.1f}x"]
+            f"{r.vs_aiokafka:.2f}x", f"{r.vs_kafka_python:.1f}x",
+            "-" if alone is None else f"{alone.records_per_s / 1e6:.2f}",
+            "-" if r.vs_codec_alone is None else f"{r.vs_codec_alone:.2f}"]
 
 
 def text_table(rows: list[list[str]]) -> str:
@@ -66,9 +79,15 @@ def verdicts(results: list[CodecResult]) -> dict[str, dict[str, object]]:
     """Each target: met or not, with the figures it was judged on."""
     out: dict[str, dict[str, object]] = {}
     for r in results:
-        out[f"records view >= {TARGET_VS_AIOKAFKA:g}x aiokafka ({r.codec})"] = {
-            "met": r.vs_aiokafka >= TARGET_VS_AIOKAFKA, "value": round(r.vs_aiokafka, 2), "codec": r.codec,
-            "budget_ns_per_record": round(1e9 / (TARGET_VS_AIOKAFKA * r.aiokafka.records_per_s), 1)}
+        if r.codec in AIOKAFKA_TARGET_CODECS:
+            out[f"records view >= {TARGET_VS_AIOKAFKA:g}x aiokafka ({r.codec})"] = {
+                "met": r.vs_aiokafka >= TARGET_VS_AIOKAFKA, "value": round(r.vs_aiokafka, 2), "codec": r.codec,
+                "budget_ns_per_record": round(1e9 / (TARGET_VS_AIOKAFKA * r.aiokafka.records_per_s), 1)}
+        elif r.vs_codec_alone is not None and r.codec_alone is not None:
+            out[f"records view >= {TARGET_VS_CODEC_ALONE:g} x the codec library alone ({r.codec})"] = {
+                "met": r.vs_codec_alone >= TARGET_VS_CODEC_ALONE, "value": round(r.vs_codec_alone, 2),
+                "codec": r.codec,
+                "budget_ns_per_record": round(1e9 / (TARGET_VS_CODEC_ALONE * r.codec_alone.records_per_s), 1)}
         out[f"records view >= {TARGET_VS_KAFKA_PYTHON:g}x kafka-python ({r.codec})"] = {
             "met": r.vs_kafka_python >= TARGET_VS_KAFKA_PYTHON, "value": round(r.vs_kafka_python, 1),
             "codec": r.codec,
@@ -116,7 +135,7 @@ def markdown_block(results: list[CodecResult], v: dict[str, dict[str, object]],
     peer_mib = notes["peer_mib"]
     header = ["codec", "records", "records view<br>M records/s", "records view<br>MB/s", "batches view<br>MB/s",
               f"first {peer_mib} MiB:<br>records view", "aiokafka", "kafka-python", "records view<br>vs aiokafka",
-              "records view<br>vs kafka-python"]
+              "records view<br>vs kafka-python", "codec library<br>alone", "records view<br>vs codec alone"]
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join(["---"] + ["---:"] * (len(header) - 1)) + "|"]
     for r in results:
         lines.append("| " + " | ".join(row(r)) + " |")
@@ -125,7 +144,9 @@ def markdown_block(results: list[CodecResult], v: dict[str, dict[str, object]],
         f"Rates from the CPU time of the best of {notes['reps']} runs on one thread; MB = 10^6 bytes of `.log` "
         f"file; M records/s for the three decoders on the first {peer_mib} MiB, from which the ratios are "
         f"taken (the same bytes for all three). Each file: {notes['dataset']}. Every decoder checks the batch "
-        f"CRCs. {notes['environment']}.",
+        f"CRCs. Codec library alone: libzstd (python-zstandard) or liblz4 (python-lz4's frame API) decompressing "
+        f"each batch of the same first {peer_mib} MiB and nothing else, the bound a decoder cannot beat. "
+        f"{notes['environment']}.",
         "",
         "Targets:",
         "",

@@ -25,7 +25,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from . import breakdown, decoders, report, verify
+from . import breakdown, codec_bound, decoders, report, verify
 from .data import CODECS, DATA_DIR, MIB, Dataset, Settings, ensure_datasets, read_prefix
 from .timing import measure
 
@@ -65,7 +65,15 @@ def bench_codec(ds: Dataset, reps: int, peer_bytes: int, log: Callable[[str], No
                                  f"ours {ours_prefix.records}")
     if records.records != batches.records:
         raise AssertionError(f"records view {records.records} rows, batches declare {batches.records}")
-    return report.CodecResult(ds.codec, ds.bytes, records, batches, ours_prefix, aio, kp)
+    alone = None
+    sections, section_records, codec = codec_bound.compressed_sections(prefix)
+    if codec is not None:
+        log(f"  {ds.codec}: the codec library alone ...")
+        if section_records != ours_prefix.records:
+            raise AssertionError(f"the prefix's batches declare {section_records} records, ours {ours_prefix.records}")
+        alone = measure(lambda: (section_records, len(sections)) if codec_bound.decompress_all(sections, codec)
+                        else (0, 0), len(prefix), max(reps, 5))
+    return report.CodecResult(ds.codec, ds.bytes, records, batches, ours_prefix, aio, kp, alone)
 
 
 def environment() -> dict[str, Any]:
