@@ -18,6 +18,8 @@ from kafkalog_spark.delta.packages import delta_spark_confs
 from kafkalog_spark.kafka_versions import KafkaVersion
 from tests.harness.standalone import StandaloneCluster
 
+pytestmark = pytest.mark.cluster
+
 REPO = Path(__file__).resolve().parent.parent
 # What says which run wrote a row and when, not what the row says: the retention plan's and the compaction
 # preview's clock is the run's (and a clean's new delete horizon is that clock + delete.retention.ms)

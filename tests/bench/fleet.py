@@ -142,12 +142,15 @@ def run_job(job: str, log_dir: Path, workdir: Path) -> dict:
     seconds = time.monotonic() - started
     ok = code == 0 or (job == "validate" and code == 1)  # 1: findings at the gate, a verdict, not a failure
     if not ok:
-        tail = (workdir / f"{job}.err").read_text(errors="replace")[-2000:]
-        return {"job": job, "failed": f"exit {code}: {tail}", "seconds": round(seconds, 1), "memory_mib": peaks}
+        err = (workdir / f"{job}.err").read_text(errors="replace")
+        cause = next((line for line in err.splitlines() if "OutOfMemoryError" in line), "")
+        return {"job": job, "failed": f"exit {code}: {cause}\n{err[-2000:]}", "out_of_memory": bool(cause),
+                "seconds": round(seconds, 1), "memory_mib": peaks}
     return {"job": job, "seconds": round(seconds, 1), "memory_mib": peaks}
 
 
 def decode_single_process(log_dir: Path) -> dict:
+    ours("records", log_dir, end=1 << 20)  # warm-up: the compiled code loaded, the codecs imported
     started = time.monotonic()
     records, _ = ours("records", log_dir)
     return {"seconds": round(time.monotonic() - started, 2), "records": records}
@@ -185,7 +188,8 @@ def markdown(results: list[dict]) -> str:
         for j in s["jobs"]:
             m = j["memory_mib"]
             if "failed" in j:
-                lines.append(f"| | {j['job']} | failed after {j['seconds']} s | | | | {m['jvm']} | "
+                why = "out of Java heap" if j.get("out_of_memory") else "failed"
+                lines.append(f"| | {j['job']} | {why} after {j['seconds']} s | | | | {m['jvm']} | "
                              f"{m['python_workers']} |")
                 continue
             lines.append(f"| | {j['job']} | {j['seconds']} | {j['mb_s']} | {j['records_s'] / 1e6:.2f} | "
