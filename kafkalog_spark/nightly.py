@@ -205,11 +205,15 @@ def _kafka_version(value: object) -> KafkaVersion:
 
 
 def read_views(spark: SparkSession, config: NightlyConfig, log_dirs: Sequence[str]) -> dict[str, DataFrame]:
-    """The source's views over ``log_dirs``, cached: every analysis reads them again."""
+    """The source's views over ``log_dirs``, cached: every analysis reads them again. The records are kept
+    without their values and headers (:func:`~kafkalog_spark.analysis.record_sizes.without_payloads`): no
+    analysis of the job reads those, and they are most of a record's bytes."""
+    from .analysis.record_sizes import without_payloads
     from .source import read_views as source_views
 
     views = source_views(spark, log_dirs, VIEWS, includeInternal=str(config.include_internal).lower(),
                          maxSplitBytes=config.max_split_bytes)
+    views["records"] = without_payloads(views["records"])
     return {name: df.persist() for name, df in views.items()}
 
 

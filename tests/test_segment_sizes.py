@@ -62,3 +62,38 @@ def test_varint_sizes_as_columns_are_kafkas_and_plans_stay_small(spark) -> None:
     # A record's length nests varints three deep; a branch per byte count made this expression 385,180 characters
     # of text (4,328 now), and segment_stats' plan 462 KB.
     assert len(str(v2_record_bytes(F.col("timestamp") - F.col("baseTimestamp")))) < 10_000
+
+
+def test_records_without_payloads_keep_what_the_analyses_need(spark, samples: Path, tmp_path: Path) -> None:
+    # The nightly job caches the records without values and headers (a 1 GiB heap ran out of memory caching
+    # them on 1 GB of log): the headers' sizes and a null value must survive the reduction exactly.
+    from kafkalog_spark import nightly, read_log
+    from kafkalog_spark.analysis.cleaner import varint_size
+    from kafkalog_spark.analysis.record_sizes import without_payloads
+    from kafkalog_spark.delta import TableLocation
+    from kafkalog_spark.source import read_views
+
+    paths = [str(samples / "broker"), str(samples / "legacy")]
+    narrow = without_payloads(read_views(spark, paths, ["records"])["records"])
+    assert {"value", "headers"} & set(narrow.columns) == set()
+    got = {(r.topic, r.partition, r.offset): (r.headerBytes, r.headerDataBytes, r.valueSize)
+           for r in narrow.where("problem is null").select("topic", "partition", "offset", "headerBytes",
+                                                           "headerDataBytes", "valueSize").collect()}
+
+    def sizes(headers: list[dict], value: bytes | None) -> tuple[int, int, int]:
+        pairs = [(len(h["key"].encode()), -1 if h["value"] is None else len(h["value"])) for h in headers or []]
+        encoded = varint_size(len(pairs)) + sum(varint_size(k) + k + varint_size(v) + max(v, 0) for k, v in pairs)
+        return encoded, sum(k + max(v, 0) for k, v in pairs), -1 if value is None else len(value)
+
+    local = read_log(paths, findings=[]).select(["topic", "partition", "offset", "headers", "value"]).to_pylist()
+    expected = {(r["topic"], r["partition"], r["offset"]): sizes(r["headers"], r["value"]) for r in local}
+    assert len(got) == len(expected) > 1000
+    assert any(h for h, _, _ in got.values() if h > 1) and any(v == -1 for _, _, v in got.values())
+    assert {k: v for k, v in got.items() if expected[k] != v} == {}
+    config = nightly.NightlyConfig(log_dirs=(paths[0],), location=TableLocation(warehouse=str(tmp_path)))
+    cached = nightly.read_views(spark, config, [paths[0]])
+    try:
+        assert "value" not in cached["records"].columns and "headerBytes" in cached["records"].columns
+    finally:
+        for df in cached.values():
+            df.unpersist()

@@ -41,7 +41,7 @@ from ..log.checkpoints import (
     REPLICATION_OFFSET_CHECKPOINT,
 )
 from .cleaner import CleanerSettings
-from .record_sizes import legacy_entry_bytes, v2_body_without_timestamp
+from .record_sizes import legacy_entry_bytes, v2_body_without_timestamp, without_payloads
 
 _L, _I, _S, _B, _D = LongType(), IntegerType(), StringType(), BooleanType(), DoubleType()
 
@@ -175,12 +175,12 @@ def resolve_settings(configs: ConfigSource, topics: Iterable[str], kafka_version
 
 def _record_rows(records: DataFrame) -> DataFrame:
     """Record rows with the key hashed and the value reduced to null-or-not: no bytes leave here."""
-    r = records.where(F.col("problem").isNull())
+    r = without_payloads(records).where(F.col("problem").isNull())
     return r.select(
         "topic", "partition", "segmentBaseOffset", "position", F.lit("record").alias("kind"),
         "offset",
         F.when(F.col("isControl"), F.lit(None)).otherwise(F.md5(F.col("key"))).alias("keyHash"),
-        F.col("value").isNotNull().alias("hasValue"),
+        (F.col("valueSize") >= 0).alias("hasValue"),  # valueSize -1: a null value (a tombstone)
         F.coalesce(F.expr("unix_millis(timestamp)"), F.lit(-1).cast("long")).alias("tsMs"),
         F.when(F.col("magic") >= 2, v2_body_without_timestamp().cast("long")).alias("bodyWithoutTs"),
         F.when(F.col("magic") < 2, legacy_entry_bytes().cast("long")).alias("legacySize"),

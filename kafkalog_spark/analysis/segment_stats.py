@@ -14,7 +14,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import IntegerType, LongType, StringType, StructField, StructType
 
 from ..config.topic_configs import ConfigSource, TopicConfigs
-from .record_sizes import V2_BATCH_OVERHEAD, legacy_entry_bytes, v2_record_bytes
+from .record_sizes import V2_BATCH_OVERHEAD, legacy_entry_bytes, v2_record_bytes, without_payloads
 from .topic_configs import topic_configs, topics_of
 
 KEYS = ["topic", "partition", "segmentBaseOffset"]  # the views' names; the output says baseOffset
@@ -98,6 +98,7 @@ def uncompressed_batch_bytes(records: DataFrame, batches: DataFrame) -> DataFram
     the entries for v0/v1. Timestamp deltas are from the batch's base timestamp, as written (after a clean it
     may be a removed record's, or the delete horizon); under LogAppendTime the records show the append time,
     so their written deltas are unknown and taken as 0. For an uncompressed batch this is its size on disk."""
+    records = without_payloads(records)
     base = _ok(batches).select(*BATCH, F.col("baseTimestamp").alias("_base"),
                                (F.col("timestampType") == "LogAppendTime").alias("_appendTime"))
     delta = F.when(F.col("_appendTime"), F.lit(0)).otherwise(F.unix_millis("timestamp") - F.col("_base"))
@@ -119,16 +120,13 @@ def _record_stats(records: DataFrame, partition_files: DataFrame | None) -> Data
     r = _ok(records)
     data = ~F.col("isControl")
     payload = (F.greatest(F.col("keySize"), F.lit(0)) + F.greatest(F.col("valueSize"), F.lit(0))
-               + F.coalesce(F.aggregate("headers", F.lit(0),
-                                        lambda acc, h: acc + F.length(h["key"]) + F.coalesce(F.length(h["value"]),
-                                                                                            F.lit(0))),
-                            F.lit(0)))
+               + F.col("headerDataBytes"))
     ts_ms = (F.unix_micros("timestamp") / 1000).cast("long")
     stats = r.groupBy(*KEYS).agg(
         F.count("*").alias("records"),
         F.min(ts_ms).alias("minTimestamp"),
         F.sum(F.col("isControl").cast("int")).alias("controlRecords"),
-        F.sum((data & F.col("value").isNull()).cast("int")).alias("tombstones"),
+        F.sum((data & (F.col("valueSize") < 0)).cast("int")).alias("tombstones"),  # a null value
         F.sum((data & F.col("key").isNull()).cast("int")).alias("keylessRecords"),
         F.approx_count_distinct(F.when(data, F.col("key"))).alias("approxDistinctKeys"),
         F.sum(F.when(data, payload)).alias("payloadBytes"),
@@ -160,6 +158,7 @@ def segment_stats(segments: DataFrame, batches: DataFrame, records: DataFrame,
     """One row per live segment. ``configs``: the topics' effective configs (a
     :class:`~kafkalog_spark.config.TopicConfigs`, or what :meth:`~kafkalog_spark.config.TopicConfigs.of` takes;
     None: Kafka's defaults), for the roll limits segment.bytes, segment.ms and segment.index.bytes."""
+    records = without_payloads(records)
     seg = (_ok(segments).where("status = 'live'").withColumnRenamed("baseOffset", "segmentBaseOffset")
            .select(*KEYS, "isActive", "nextBaseOffset", "logFile", "logSize", "indexSize", "timeIndexSize",
                    "txnIndexSize", "indexEntries", "timeIndexEntries", "logModified"))
