@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -57,9 +58,10 @@ def ensure_set(fleet: FleetSet) -> dict:
     meta = fleet.log_dir.parent / "dataset.json"
     settings = {"bytes": fleet.bytes, "partitions": fleet.partitions, "segment_bytes": SEGMENT_BYTES,
                 "batch_bytes": BATCH_BYTES, "codecs": CODECS, "generator": GENERATOR_VERSION}
-    if meta.exists() and json.loads(meta.read_text()).get("settings") == settings:
-        return json.loads(meta.read_text())
-    subprocess.run(["rm", "-rf", str(fleet.log_dir.parent)], check=True)
+    cached = json.loads(meta.read_text()) if meta.exists() else {}
+    if cached.get("settings") == settings:
+        return cached
+    shutil.rmtree(fleet.log_dir.parent, ignore_errors=True)
     fleet.log_dir.mkdir(parents=True)
     print(f"generating fleet set {fleet.name} ({fleet.partitions} partitions) ...", file=sys.stderr, flush=True)
     out = subprocess.run(["java", "-Xmx1g", "-cp", kafka_classpath(), str(GENERATOR), "fleet", str(fleet.log_dir),

@@ -59,15 +59,14 @@ def main(argv: list[str]) -> int:
         out[f"spark_{view}"] = sorted([r.topic, r.partition, r.n, r.s] for r in rows)
         local = read_log(paths, view=view, findings=[])
         table = local.group_by(["topic", "partition"]).aggregate([(offset, "count"), (offset, "sum")])
+        topics = {r[0] for r in out[f"spark_{view}"]}
         out[f"local_{view}"] = sorted([t, p, n, s] for t, p, n, s in zip(
             *(table.column(c).to_pylist() for c in ("topic", "partition", f"{offset}_count", f"{offset}_sum")),
-            strict=True) if t in {r[0] for r in out[f"spark_{view}"]})
+            strict=True) if t in topics)
         out[f"{view}_tasks"] = df.rdd.getNumPartitions()
     out["source_tasks_per_executor"] = tasks_per_executor(spark)
     pairs = spark.sparkContext.parallelize(range(16), 16).map(lambda _: jvm_of_python_worker()).collect()
     out["executor_jvms"] = len({jvm for _, jvm in pairs})
-    out["python_workers"] = len({pid for pid, _ in pairs})
-    out["driver_pid"] = os.getpid()
     print("PROBE " + json.dumps(out), flush=True)
     spark.stop()
     return 0

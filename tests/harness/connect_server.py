@@ -11,11 +11,8 @@ JARs and SQL extensions are configured on the server, where the tables are writt
 from __future__ import annotations
 
 import os
-import signal
-import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pyspark
@@ -23,14 +20,10 @@ import pyspark
 from kafkalog_spark.delta.packages import delta_spark_confs
 from kafkalog_spark.session import LOCAL_ENGINE_CONFS
 
+from .processes import free_port, start_until_ready, stop_group
+
 SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
 STARTED = "Spark Connect server started"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class ConnectServer:
@@ -38,7 +31,7 @@ class ConnectServer:
         self.warehouse = warehouse
         self.log = log or warehouse.parent / "connect-server.log"
         self.timeout_s = timeout_s
-        self.port = _free_port()
+        self.port = free_port()
         self.process: subprocess.Popen | None = None
 
     @property
@@ -61,28 +54,12 @@ class ConnectServer:
         cmd.append("spark-internal")
         env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable}
         env.pop("SPARK_REMOTE", None)
-        with open(self.log, "wb") as out:
-            self.process = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env,
-                                            start_new_session=True)
-        deadline = time.monotonic() + self.timeout_s
-        while time.monotonic() < deadline:
-            if STARTED in self.log.read_text(errors="replace"):
-                return self
-            if self.process.poll() is not None:
-                break
-            time.sleep(0.5)
-        tail = self.log.read_text(errors="replace")[-3000:]
-        self.stop()
-        raise RuntimeError(f"the Spark Connect server did not start; its log ends with:\n{tail}")
+        self.process = start_until_ready("Spark Connect server", cmd, self.log, env, STARTED, self.timeout_s)
+        return self
 
     def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            os.killpg(self.process.pid, signal.SIGTERM)
-            try:
-                self.process.wait(30)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.process.pid, signal.SIGKILL)
-                self.process.wait(10)
+        if self.process is not None:
+            stop_group(self.process)
         self.process = None
 
     def __enter__(self) -> ConnectServer:

@@ -11,24 +11,17 @@ cluster's nodes import it from the package installed on them.
 from __future__ import annotations
 
 import os
-import signal
-import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pyspark
 
+from .processes import free_port, start_until_ready, stop_group
+
 MASTER_CLASS = "org.apache.spark.deploy.master.Master"
 WORKER_CLASS = "org.apache.spark.deploy.worker.Worker"
 SPARK_HOME = Path(pyspark.__file__).parent
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class StandaloneCluster:
@@ -37,7 +30,7 @@ class StandaloneCluster:
         self.workdir = workdir
         self.workers, self.cores, self.memory = workers, cores, memory
         self.timeout_s = timeout_s
-        self.port = _free_port()
+        self.port = free_port()
         self.processes: list[subprocess.Popen] = []
 
     @property
@@ -52,30 +45,22 @@ class StandaloneCluster:
         return env
 
     def _start(self, name: str, args: list[str], ready: str) -> None:
-        log = self.workdir / f"{name}.log"
-        with open(log, "wb") as out:
-            process = subprocess.Popen([str(SPARK_HOME / "bin" / "spark-class"), *args], stdout=out,
-                                       stderr=subprocess.STDOUT, env=self.env(), start_new_session=True)
-        self.processes.append(process)
-        deadline = time.monotonic() + self.timeout_s
-        while time.monotonic() < deadline:
-            if ready in log.read_text(errors="replace"):
-                return
-            if process.poll() is not None:
-                break
-            time.sleep(0.3)
-        tail = log.read_text(errors="replace")[-3000:]
-        self.stop()
-        raise RuntimeError(f"the standalone {name} did not start; its log ends with:\n{tail}")
+        cmd = [str(SPARK_HOME / "bin" / "spark-class"), *args]
+        try:
+            self.processes.append(start_until_ready(f"standalone {name}", cmd, self.workdir / f"{name}.log",
+                                                    self.env(), ready, self.timeout_s))
+        except RuntimeError:
+            self.stop()  # the master and workers already started
+            raise
 
     def start(self) -> StandaloneCluster:
         self.workdir.mkdir(parents=True, exist_ok=True)
         self._start("master", [MASTER_CLASS, "--host", "127.0.0.1", "--port", str(self.port),
-                               "--webui-port", str(_free_port())], "I have been elected leader")
+                               "--webui-port", str(free_port())], "I have been elected leader")
         for i in range(self.workers):
             work = self.workdir / f"worker-{i}"
             self._start(f"worker-{i}", [WORKER_CLASS, "--host", "127.0.0.1", "--cores", str(self.cores),
-                                        "--memory", self.memory, "--webui-port", str(_free_port()),
+                                        "--memory", self.memory, "--webui-port", str(free_port()),
                                         "--work-dir", str(work), self.url], "Successfully registered with master")
         return self
 
@@ -91,13 +76,7 @@ class StandaloneCluster:
 
     def stop(self) -> None:
         for process in reversed(self.processes):
-            if process.poll() is None:
-                os.killpg(process.pid, signal.SIGTERM)
-                try:
-                    process.wait(30)
-                except subprocess.TimeoutExpired:
-                    os.killpg(process.pid, signal.SIGKILL)
-                    process.wait(10)
+            stop_group(process)
         self.processes = []
 
     def __enter__(self) -> StandaloneCluster:
