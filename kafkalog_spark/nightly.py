@@ -41,7 +41,7 @@ from .source.options import parse_size
 
 VIEWS = ("segments", "batches", "records", "index", "partition_files")
 TABLES = ("segment_stats", "partition_stats", "log_dir_stats", "index_findings", "retention_plan",
-          "compaction_preview", "compaction_preview_segments", "topic_configs")
+          "retention_forecast", "compaction_preview", "compaction_preview_segments", "topic_configs")
 
 
 @dataclass(frozen=True)
@@ -55,6 +55,8 @@ class NightlyConfig:
     topic_config: str | None = None  # per-topic overrides (see kafkalog_spark.config)
     max_split_bytes: str = "128m"
     kafka_version: KafkaVersion = LATEST  # whose config keys, defaults and ranges (and cleaner) apply
+    what_if: tuple[str, ...] = ()  # key=value configs the retention forecast also runs under, side by side
+    report: str | None = None  # where to write the HTML report of the snapshot (None: no report)
 
     def __post_init__(self) -> None:
         """Refuse a bad snapshot id or table name however the configuration was made (TOML, CLI, the Python API,
@@ -78,7 +80,7 @@ class NightlyConfig:
                 return p  # a URI (s3://, file:, dbfs:/Volumes/...) or an absolute path: as given
             return os.path.normpath(base / p)
 
-        inp, out, cfg, snap, tables = (_section(doc, name) for name in _FILE_KEYS)
+        inp, out, cfg, snap, tables, report = (_section(doc, name) for name in _FILE_KEYS)
         warehouse = _value(out, "output", "warehouse", str)
         # an overriding location (--warehouse, --schema) replaces the file's, which then may name none
         location = overrides.pop("location", None)
@@ -107,6 +109,8 @@ class NightlyConfig:
             topic_config=rel(_value(cfg, "configs", "topic_overrides", str)),
             max_split_bytes=max_split_bytes,
             kafka_version=_kafka_version(cfg.get("kafka_version")),
+            what_if=tuple(_strings(cfg, "configs", "what_if")),
+            report=rel(_value(report, "report", "path", str) or None),
         )
         return replace(config, **{k: v for k, v in overrides.items() if v is not None})
 
@@ -115,9 +119,10 @@ class NightlyConfig:
 _FILE_KEYS = {
     "input": ("log_dirs", "include_internal", "max_split_bytes"),
     "output": ("warehouse", "catalog", "schema"),
-    "configs": ("kafka_version", "broker_properties", "topic_overrides"),
+    "configs": ("kafka_version", "broker_properties", "topic_overrides", "what_if"),
     "snapshot": ("id",),
     "tables": TABLES,
+    "report": ("path",),
 }
 _IDENTIFIER = IDENTIFIER  # the delta layer's rule for table, schema and catalog names
 _TYPE_NAMES = {str: "a string", bool: "true or false", int: "a whole number", list: "a list"}
@@ -163,13 +168,16 @@ def _value(section: dict, name: str, key: str, types: type | tuple[type, ...], d
     raise ConfigError(f"[{name}] {key} = {value!r}: expected {expected}", key=key, value=str(value))
 
 
+def _strings(section: dict, name: str, key: str, example: str = '"retention.ms=86400000"') -> list[str]:
+    """A list of non-empty strings; a single string would otherwise be read as one item per character."""
+    items = _value(section, name, key, list, [])
+    if not all(isinstance(p, str) and p.strip() for p in items):
+        raise ConfigError(f"[{name}] {key} = {items!r}: expected a list of strings, e.g. [{example}]", key=key)
+    return items
+
+
 def _paths(section: dict, name: str, key: str) -> list[str]:
-    """A list of non-empty strings; a single string would otherwise be read as one path per character."""
-    paths = _value(section, name, key, list, [])
-    if not all(isinstance(p, str) and p.strip() for p in paths):
-        raise ConfigError(f"[{name}] {key} = {paths!r}: expected a list of paths, e.g. [\"/var/lib/kafka/data\"]",
-                          key=key)
-    return paths
+    return _strings(section, name, key, '"/var/lib/kafka/data"')
 
 
 def check_identifier(name: str, key: str) -> str:
@@ -204,15 +212,16 @@ def _kafka_version(value: object) -> KafkaVersion:
         raise ConfigError(f"[configs] kafka_version: {e}", key="kafka_version") from None
 
 
-def read_views(spark: SparkSession, config: NightlyConfig, log_dirs: Sequence[str]) -> dict[str, DataFrame]:
+def read_views(spark: SparkSession, log_dirs: Sequence[str], include_internal: bool = True,
+               max_split_bytes: str = "128m") -> dict[str, DataFrame]:
     """The source's views over ``log_dirs``, cached: every analysis reads them again. The records are kept
     without their values and headers (:func:`~kafkalog_spark.analysis.record_sizes.without_payloads`): no
     analysis of the job reads those, and they are most of a record's bytes."""
     from .analysis.record_sizes import without_payloads
     from .source import read_views as source_views
 
-    views = source_views(spark, log_dirs, VIEWS, includeInternal=str(config.include_internal).lower(),
-                         maxSplitBytes=config.max_split_bytes)
+    views = source_views(spark, log_dirs, VIEWS, includeInternal=str(include_internal).lower(),
+                         maxSplitBytes=max_split_bytes)
     views["records"] = without_payloads(views["records"])
     return {name: df.persist() for name, df in views.items()}
 
@@ -223,12 +232,26 @@ def topic_configs(config: NightlyConfig) -> TopicConfigs:
     return TopicConfigs(config.broker_config, config.topic_config, kafka_version=config.kafka_version)
 
 
+def what_if_configs(config: NightlyConfig, configs: TopicConfigs) -> TopicConfigs | None:
+    """``configs`` with the configuration's what-if on top (None without one); a bad key or value raises
+    ConfigError naming it, before any work."""
+    if not config.what_if:
+        return None
+    try:
+        return configs.with_what_if(config.what_if)
+    except ValueError as e:
+        raise ConfigError(f"[configs] what_if: {e}", key="what_if") from None
+
+
 def compute(spark: SparkSession, views: dict[str, DataFrame], configs: TopicConfigs, log_dirs: Sequence[str],
-            now_ms: int) -> dict[str, DataFrame]:
+            now_ms: int, what_if_configs: TopicConfigs | None = None) -> dict[str, DataFrame]:
+    """Every table of the job for ``views`` of ``log_dirs``; ``what_if_configs``: the configs the retention
+    forecast also runs under (:func:`what_if_configs`)."""
     from .analysis.compaction import compaction_preview
     from .analysis.index_validation import index_findings
     from .analysis.partition_stats import log_dir_stats, partition_stats
     from .analysis.retention import retention_plan
+    from .analysis.retention_forecast import retention_forecast
     from .analysis.segment_stats import segment_stats
     from .analysis.topic_configs import topic_configs as topic_configs_table
     from .analysis.topic_configs import topics_of
@@ -245,6 +268,9 @@ def compute(spark: SparkSession, views: dict[str, DataFrame], configs: TopicConf
         "index_findings": index_findings(spark, views, log_dirs=log_dirs),
         "retention_plan": retention_plan(views["segments"], views["batches"], views["partition_files"], configs,
                                          now_ms),
+        "retention_forecast": retention_forecast(views["segments"], views["batches"], views["partition_files"],
+                                                 configs, now_ms,
+                                                 what_if_configs=what_if_configs),
         "compaction_preview": compaction.partitions,
         "compaction_preview_segments": compaction.segments,
         "topic_configs": topic_configs_table(spark, configs, topics_of(views["segments"])),
@@ -281,28 +307,26 @@ def run(spark: SparkSession, config: NightlyConfig, now: Callable[[], dt.datetim
     it replaces are removed (see :mod:`kafkalog_spark.delta.snapshots`). A run killed anywhere leaves the
     previous state visible; running the same snapshot id again completes it. ``after_commit`` is called with
     the name of each Delta commit made (the table's name, ``snapshots``, ``clean-up <table>``: that one
-    also when there was nothing to remove)."""
+    also when there was nothing to remove), and with ``report`` once the report (``config.report``) is written:
+    it is written last, from the committed snapshot."""
     started = (now or (lambda: dt.datetime.now(dt.UTC)))()
     snapshot_id = check_snapshot_id(config.snapshot_id or started.strftime("%Y-%m-%dT%H:%M:%SZ"))
     names = [config.table_names[name] for name in TABLES]
     done = after_commit or (lambda _: None)
     run_id = new_run_id()
     configs = topic_configs(config)  # a bad config file or value fails here, before any work
+    alternative = what_if_configs(config, configs)
     log_dirs = expand_paths(config.log_dirs)  # globs and file:/dbfs:/Volumes URIs, as the readers take them
     if not log_dirs:
         raise ValueError("nightly: no log dirs to read")
     for start in range(0, len(log_dirs), LOG_DIRS_PER_WRITE):
         cached: list[DataFrame] = []
         try:
-            per_dir: list[dict[str, DataFrame]] = []
-            for log_dir in log_dirs[start:start + LOG_DIRS_PER_WRITE]:
-                views = read_views(spark, config, [log_dir])
-                cached += views.values()
-                tables = compute(spark, views, configs, [log_dir], int(started.timestamp() * 1000))
-                per_dir.append({name: _with_log_dir(df, log_dir) for name, df in tables.items()})
+            tables = analyse(spark, log_dirs[start:start + LOG_DIRS_PER_WRITE], started, configs, alternative,
+                             cached, include_internal=config.include_internal,
+                             max_split_bytes=config.max_split_bytes)
             for name, table in zip(TABLES, names, strict=True):
-                df = reduce(lambda a, b: a.unionByName(b, allowMissingColumns=True), (t[name] for t in per_dir))
-                append_rows(df, config.location, table, snapshot_id, started, run_id)
+                append_rows(tables[name], config.location, table, snapshot_id, started, run_id)
                 done(name)
         finally:
             for v in cached:
@@ -314,8 +338,30 @@ def run(spark: SparkSession, config: NightlyConfig, now: Callable[[], dt.datetim
         if replaced.get(table):
             drop_runs(spark, config.location, table, replaced[table])
         done(f"clean-up {table}")
-    return {name: read_table(spark, config.location, table, snapshot_id) for name, table in zip(TABLES, names,
-                                                                                                  strict=True)}
+    tables = {name: read_table(spark, config.location, table, snapshot_id) for name, table in zip(TABLES, names,
+                                                                                                    strict=True)}
+    if config.report:
+        from .report import write_report
+
+        write_report(tables, config.report)  # from the committed snapshot, as any reader of the tables sees it
+        done("report")
+    return tables
+
+
+def analyse(spark: SparkSession, log_dirs: Sequence[str], started: dt.datetime, configs: TopicConfigs,
+            alternative: TopicConfigs | None, cached: list[DataFrame], *, include_internal: bool = True,
+            max_split_bytes: str = "128m") -> dict[str, DataFrame]:
+    """Every table over ``log_dirs``, each dir analysed on its own and marked by a ``logDir`` column, as of
+    ``started`` (``alternative``: the forecast's what-if configs). The views it caches are appended to
+    ``cached``: unpersist them once the tables are used."""
+    per_dir: list[dict[str, DataFrame]] = []
+    for log_dir in log_dirs:
+        views = read_views(spark, [log_dir], include_internal, max_split_bytes)
+        cached += views.values()
+        tables = compute(spark, views, configs, [log_dir], int(started.timestamp() * 1000), alternative)
+        per_dir.append({name: _with_log_dir(df, log_dir) for name, df in tables.items()})
+    return {name: reduce(lambda a, b: a.unionByName(b, allowMissingColumns=True), (t[name] for t in per_dir))
+            for name in TABLES}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -325,6 +371,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--warehouse", help="directory of the Delta tables (local path or URI)")
     p.add_argument("--schema", help="catalog schema for the tables, e.g. main.kafkalog (instead of --warehouse)")
     p.add_argument("--snapshot-id", help="replace this snapshot's rows (default: the run's UTC time)")
+    p.add_argument("--report", metavar="FILE.html", help="also write the HTML report of the snapshot there")
     return p
 
 
@@ -343,7 +390,8 @@ def table_location(warehouse: str | None, schema: str | None) -> TableLocation |
 def config_from_args(args: argparse.Namespace) -> NightlyConfig:
     if args.snapshot_id is not None:
         _checked("--snapshot-id", check_snapshot_id, args.snapshot_id)
-    overrides: dict = {"snapshot_id": args.snapshot_id, "location": table_location(args.warehouse, args.schema)}
+    overrides: dict = {"snapshot_id": args.snapshot_id, "location": table_location(args.warehouse, args.schema),
+                       "report": args.report}
     if args.log_dirs:
         overrides["log_dirs"] = tuple(args.log_dirs)
     return NightlyConfig.load(args.config, **overrides)

@@ -11,7 +11,8 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "kafkalog_spark"
 
-# Lowest first: bytes -> files on disk -> configs -> the Spark source and the dump -> analyses -> Delta -> jobs.
+# Lowest first: bytes -> files on disk -> configs -> the Spark source and the dump -> analyses -> Delta -> the
+# report -> jobs.
 LAYERS = [
     {"finding_kinds", "findings", "schemas", "kafka_versions"},
     {"format"},
@@ -20,6 +21,7 @@ LAYERS = [
     {"source", "dump"},
     {"analysis"},
     {"delta"},
+    {"report"},
     {"session", "nightly", "logging_config", "demo"},
     {"commands", "cli"},
 ]

@@ -64,13 +64,12 @@ def test_varint_sizes_as_columns_are_kafkas_and_plans_stay_small(spark) -> None:
     assert len(str(v2_record_bytes(F.col("timestamp") - F.col("baseTimestamp")))) < 10_000
 
 
-def test_records_without_payloads_keep_what_the_analyses_need(spark, samples: Path, tmp_path: Path) -> None:
+def test_records_without_payloads_keep_what_the_analyses_need(spark, samples: Path) -> None:
     # The nightly job caches the records without values and headers (a 1 GiB heap ran out of memory caching
     # them on 1 GB of log): the headers' sizes and a null value must survive the reduction exactly.
     from kafkalog_spark import nightly, read_log
     from kafkalog_spark.analysis.cleaner import varint_size
     from kafkalog_spark.analysis.record_sizes import without_payloads
-    from kafkalog_spark.delta import TableLocation
     from kafkalog_spark.source import read_views
 
     paths = [str(samples / "broker"), str(samples / "legacy")]
@@ -90,8 +89,7 @@ def test_records_without_payloads_keep_what_the_analyses_need(spark, samples: Pa
     assert len(got) == len(expected) > 1000
     assert any(h for h, _, _ in got.values() if h > 1) and any(v == -1 for _, _, v in got.values())
     assert {k: v for k, v in got.items() if expected[k] != v} == {}
-    config = nightly.NightlyConfig(log_dirs=(paths[0],), location=TableLocation(warehouse=str(tmp_path)))
-    cached = nightly.read_views(spark, config, [paths[0]])
+    cached = nightly.read_views(spark, [paths[0]])
     try:
         assert "value" not in cached["records"].columns and "headerBytes" in cached["records"].columns
     finally:

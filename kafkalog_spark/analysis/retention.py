@@ -377,17 +377,41 @@ def _root_checkpoints(log_dir: str) -> tuple[bool | None, bool | None]:
     return out[0], out[1]
 
 
-def _run(segments: DataFrame, batches: DataFrame, partition_files: DataFrame, configs, as_of_ms: int,
-         what_if_configs=None) -> DataFrame:
+PartitionPlanner = Callable[[list[dict[str, Any]], int, bool], list[dict[str, Any]]]
+
+
+def partition_planner(segments: DataFrame, batches: DataFrame, partition_files: DataFrame, configs: ConfigSource,
+                      what_if_configs: ConfigSource | None = None) -> tuple[DataFrame, PartitionPlanner]:
+    """The plan's input rows (one per live segment, to be grouped by topic and partition) and the function that
+    plans one partition's group of them: ``planner(rows, as_of_ms, what_if)`` returns :func:`plan_partition`'s
+    rows under the current configs, or under ``what_if_configs`` when ``what_if``. Configs are resolved here, on
+    the driver, so a bad config fails by name before any task; the planner is plain data and picklable."""
     inputs = _plan_input(segments, batches, partition_files)
     found = _ok(segments).select("topic", F.regexp_replace("logFile", r"/[^/]+/[^/]+$", "").alias("d")).distinct()
     pairs = found.collect()
     topics = sorted({r.topic for r in pairs})
     root_files = {r.d: _root_checkpoints(r.d) for r in pairs if r.d}
-    current = _resolve(configs, topics)  # resolved on the driver: a bad config fails here, by name
-    alternative = _resolve(what_if_configs, topics) if what_if_configs is not None else None
-    schema = WHAT_IF_SCHEMA if alternative is not None else PLAN_SCHEMA
-    as_of = int(as_of_ms)
+    params = {False: _resolve(configs, topics)}
+    if what_if_configs is not None:
+        params[True] = _resolve(what_if_configs, topics)
+
+    def planner(records: list[dict[str, Any]], as_of_ms: int, what_if: bool) -> list[dict[str, Any]]:
+        first = records[0]
+        topic, partition = first["topic"], first["partition"]
+        segs = [SegmentInput(r["baseOffset"], r["size"] or 0, r["maxBatchTimestamp"], r["maxIndexedTimestamp"],
+                             r["logMtimeMs"], r["maxLastOffset"]) for r in records]
+        hw_file, lso_file = root_files.get(first["logDir"], (None, None))
+        return plan_partition(topic, partition, segs, params[what_if][topic], int(as_of_ms), first["hwCheckpoint"],
+                              first["lsoCheckpoint"], hw_file=hw_file, lso_file=lso_file)
+
+    return inputs, planner
+
+
+def _run(segments: DataFrame, batches: DataFrame, partition_files: DataFrame, configs, as_of_ms: int,
+         what_if_configs=None) -> DataFrame:
+    inputs, planner = partition_planner(segments, batches, partition_files, configs, what_if_configs)
+    what_if = what_if_configs is not None
+    schema = WHAT_IF_SCHEMA if what_if else PLAN_SCHEMA
 
     def plan_group(table):
         # Arrow in and out (not pandas): nullable longs stay exact int64s.
@@ -396,17 +420,9 @@ def _run(segments: DataFrame, batches: DataFrame, partition_files: DataFrame, co
         from ..schemas import arrow_schema
 
         records = table.to_pylist()
-        first = records[0]
-        topic, partition = first["topic"], first["partition"]
-        segs = [SegmentInput(r["baseOffset"], r["size"] or 0, r["maxBatchTimestamp"], r["maxIndexedTimestamp"],
-                             r["logMtimeMs"], r["maxLastOffset"]) for r in records]
-        hw, lso = first["hwCheckpoint"], first["lsoCheckpoint"]
-        hw_file, lso_file = root_files.get(first["logDir"], (None, None))
-        files = {"hw_file": hw_file, "lso_file": lso_file}
-        rows = plan_partition(topic, partition, segs, current[topic], as_of, hw, lso, **files)
-        if alternative is not None:
-            other = plan_partition(topic, partition, segs, alternative[topic], as_of, hw, lso, **files)
-            for row, alt in zip(rows, other, strict=True):
+        rows = planner(records, as_of_ms, False)
+        if what_if:
+            for row, alt in zip(rows, planner(records, as_of_ms, True), strict=True):
                 for c in WHAT_IF_COLUMNS:
                     row["whatIf" + c[0].upper() + c[1:]] = alt[c]
         return pa.Table.from_pylist(rows, schema=arrow_schema(schema))

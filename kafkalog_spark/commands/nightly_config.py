@@ -22,7 +22,8 @@ def _location(args: argparse.Namespace):
     return table_location(args.warehouse, args.schema)
 
 
-def _from_file(path: str, overrides: dict):
+def load_config_file(path: str, overrides: dict):
+    """The configuration in ``path`` with ``overrides``; a mistake in it is a UsageError naming the key."""
     from ..config import ConfigError
     from ..nightly import NightlyConfig
 
@@ -48,9 +49,10 @@ def load_config(args: argparse.Namespace):
             raise UsageError(f"--snapshot-id: {e}") from e
     overrides = {"snapshot_id": args.snapshot_id, "location": location,
                  "log_dirs": tuple(args.log_dirs) if args.log_dirs else None,
-                 "kafka_version": getattr(args, "kafka_version", None)}  # None: the file's, else the newest
+                 "kafka_version": getattr(args, "kafka_version", None),  # None: the file's, else the newest
+                 "report": getattr(args, "report", None)}
     if args.config:
-        config = _from_file(args.config, overrides)
+        config = load_config_file(args.config, overrides)
     elif location is None:
         raise UsageError("--warehouse or --schema is required (or give --config FILE)")
     else:
@@ -63,7 +65,9 @@ def load_config(args: argparse.Namespace):
     warehouse = local_path(config.location.warehouse) if config.location.warehouse and not on_server else None
     if warehouse is not None and os.path.exists(warehouse) and not os.path.isdir(warehouse):
         raise UsageError(f"--warehouse {config.location.warehouse}: not a directory")
-    topic_configs(config.broker_config, config.topic_config,
+    topic_configs(config.broker_config, config.topic_config, list(config.what_if),
                   names=("[configs] broker_properties", "[configs] topic_overrides"),
                   kafka_version=config.kafka_version)
+    if config.report and os.path.isdir(local_path(config.report)):
+        raise UsageError(f"--report {config.report}: a directory; expected the HTML file to write")
     return config

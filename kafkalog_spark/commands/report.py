@@ -1,0 +1,106 @@
+"""`kafkalog report`: one self-contained HTML file (charts and sortable tables) of a snapshot.
+
+    kafkalog report (--warehouse DIR | --schema [CATALOG.]SCHEMA | --config FILE) [--snapshot-id ID] [-o FILE]
+    kafkalog report LOGDIR... [--broker-config ...] [--topic-config ...] [--set key=value] [--as-of T] [-o FILE]
+
+From the Delta tables of a committed snapshot (default: the newest), or straight from log dirs through the
+nightly job's analyses (nothing is written but the page). ``--set`` adds a what-if to the retention forecast.
+Exit codes: 0 ok, 2 usage error, 3 internal error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+
+from .inputs import UsageError, check_log_dirs, check_output_file, configs_of, parse_time
+from .output import add_config_arguments, progress
+from .runtime import EXIT_OK, spark_session, usage_errors
+
+PROG = "kafkalog report"
+DEFAULT_OUTPUT = "kafkalog-report.html"
+
+
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    p = subparsers.add_parser(
+        "report", help="write an HTML report (charts, sortable tables) of a snapshot or of log dirs",
+        description="Write one self-contained HTML file: summary, segment timelines, retention forecast (with a "
+                    "what-if), compaction and findings. From the Delta tables of a snapshot (--warehouse, --schema "
+                    "or --config), or straight from LOGDIRs.")
+    p.add_argument("log_dirs", nargs="*", metavar="LOGDIR", help="broker log dirs (instead of the Delta tables)")
+    p.add_argument("-o", "--output", default=DEFAULT_OUTPUT, metavar="FILE.html",
+                   help=f"the HTML file to write (default: {DEFAULT_OUTPUT})")
+    tables = p.add_argument_group("from the Delta tables")
+    tables.add_argument("--config", help="the nightly job's TOML configuration: its [output] and [tables]")
+    tables.add_argument("--warehouse", help="directory of the Delta tables")
+    tables.add_argument("--schema", help="catalog schema of the tables, e.g. main.kafkalog")
+    tables.add_argument("--snapshot-id", help="the snapshot to report on (default: the newest committed)")
+    logs = p.add_argument_group("from log dirs")
+    add_config_arguments(logs)
+    logs.add_argument("--as-of", metavar="ISO8601|epoch-ms", help="the report's time (default: now)")
+    logs.add_argument("--include-internal", action="store_true", help="also report internal topics")
+    p.add_argument("--top", type=int, default=20, metavar="N", help="topics and partitions in charts (default 20)")
+    p.add_argument("--title", default="kafkalog report", help="the page's title")
+    p.set_defaults(func=run)
+    return p
+
+
+def _from_tables(args: argparse.Namespace):
+    from ..nightly import table_location
+    from ..report import snapshot_tables
+    from .nightly_config import load_config_file
+
+    if args.warehouse and args.schema:
+        raise UsageError("--warehouse and --schema: give one of them, not both")
+    location = table_location(args.warehouse, args.schema)
+    if args.config:
+        config = load_config_file(args.config, {"location": location})
+        location, names = config.location, config.table_names
+    elif location is None:
+        raise UsageError("give LOGDIRs, or the tables' --warehouse, --schema or --config")
+    else:
+        names = None  # the nightly job's own names
+    spark = spark_session(args, "kafkalog-report", delta=True)
+    progress(f"reading snapshot {args.snapshot_id or '(newest)'} of the tables")
+    return snapshot_tables(spark, location, args.snapshot_id, names), []
+
+
+def _from_log_dirs(args: argparse.Namespace):
+    from pyspark.sql import functions as F
+
+    from ..nightly import TABLES, analyse
+
+    if args.warehouse or args.schema or args.config or args.snapshot_id:
+        raise UsageError("LOGDIRs, or the tables (--warehouse, --schema, --config, --snapshot-id): not both")
+    check_log_dirs(args.log_dirs, "LOGDIR", getattr(args, "remote", None))
+    configs = configs_of(args)
+    alternative = configs_of(args, args.what_if) if args.what_if else None
+    started = dt.datetime.fromtimestamp(parse_time(args.as_of, "--as-of") / 1000, dt.UTC)
+    spark = spark_session(args, "kafkalog-report")
+    progress(f"analysing {len(args.log_dirs)} log dir(s)")
+    cached: list = []
+    tables = analyse(spark, args.log_dirs, started, configs, alternative, cached,
+                     include_internal=args.include_internal)
+    stamp = {"snapshotId": "(log dirs)", "snapshotTime": started}
+    return {name: tables[name].select(*(F.lit(v).alias(k) for k, v in stamp.items()), "*") for name in TABLES}, cached
+
+
+@usage_errors(PROG)
+def run(args: argparse.Namespace) -> int:
+    from ..report import write_report
+
+    if args.top < 1:
+        raise UsageError(f"--top {args.top}: expected 1 or more")
+    check_output_file(args.output, "--output")
+    if args.what_if and not args.log_dirs:
+        raise UsageError("--set needs LOGDIRs: the what-if forecast of a snapshot is the nightly job's "
+                         "[configs] what_if")
+    tables, cached = _from_log_dirs(args) if args.log_dirs else _from_tables(args)
+    try:
+        progress("computing the report")
+        path = write_report(tables, args.output, args.title, top=args.top)
+    finally:
+        for df in cached:
+            df.unpersist()
+    print(f"wrote {path}")
+    return EXIT_OK

@@ -1,0 +1,176 @@
+"""What the report shows, computed in Spark from the tables of one snapshot and brought to the driver small.
+
+Every figure of the page comes from here: a fleet of any size arrives as totals, the top N rows, and
+histograms, never one row per partition or segment (:class:`ReportData`). Only DataFrame operations, so it runs
+on a classic session and over Spark Connect alike.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql.window import Window
+
+Rows = list[dict[str, Any]]
+SEVERITIES = ("error", "warning", "info")
+PARTITION_KEYS = ["logDir", "topic", "partition"]
+# The forecast days a table shows (the chart shows every day of the forecast).
+FORECAST_COLUMNS_DAYS = (0, 1, 7)
+
+
+@dataclass
+class ReportData:
+    """The report's numbers: plain rows (dicts), small whatever the fleet's size."""
+
+    summary: dict[str, Any]
+    topics: Rows  # per log dir and topic, the largest first (top_topics of them)
+    topic_count: int
+    size_histogram: Rows  # partitions per size bucket (powers of two)
+    top_partitions: Rows  # the largest partitions
+    timeline: Rows  # segments of the largest partitions (timeline_partitions of them)
+    roll_reasons: Rows  # per topic, segments by roll reason
+    forecast_days: Rows  # per day: bytes and segments deletable (all topics), current and what-if
+    forecast_topics: Rows  # per topic and day, the topics that free the most
+    forecast_table: Rows  # per topic: bytes now and deletable at FORECAST_COLUMNS_DAYS and the horizon
+    has_what_if: bool
+    compaction: Rows  # compacted partitions, the dirtiest first
+    compaction_count: int
+    findings_by_check: Rows
+    findings: Rows  # the first max_findings, errors first
+    finding_count: int
+    limits: dict[str, int] = field(default_factory=dict)
+
+
+def _rows(df: DataFrame) -> Rows:
+    return [r.asDict(recursive=True) for r in df.collect()]
+
+
+def _severity_order(col: str = "severity") -> Column:
+    return F.when(F.col(col) == "error", 0).when(F.col(col) == "warning", 1).otherwise(2)
+
+
+def _summary(tables: Mapping[str, DataFrame]) -> dict[str, Any]:
+    parts = tables["partition_stats"]
+    totals = parts.agg(F.countDistinct("logDir").alias("logDirs"), F.countDistinct("topic").alias("topics"),
+                       F.count("*").alias("partitions"), F.sum("segments").alias("segments"),
+                       F.sum("logBytes").alias("bytes"), F.sum("records").alias("records"),
+                       F.min("snapshotId").alias("snapshotId"), F.min("snapshotTime").alias("snapshotTime")
+                       ).collect()[0].asDict()
+    by_severity = {r.severity: r["count"] for r in tables["index_findings"].groupBy("severity").count().collect()}
+    totals.update({s: by_severity.get(s, 0) for s in SEVERITIES})
+    for key in ("segments", "bytes", "records"):
+        totals[key] = totals[key] or 0
+    return totals
+
+
+def _topics(tables: Mapping[str, DataFrame], top: int) -> tuple[Rows, int]:
+    keys = ["logDir", "topic"]
+    per_topic = tables["partition_stats"].groupBy(*keys).agg(
+        F.count("*").alias("partitions"), F.sum("segments").alias("segments"), F.sum("logBytes").alias("bytes"),
+        F.sum("records").alias("records"), F.min("minTimestamp").alias("minTimestamp"),
+        F.max("maxTimestamp").alias("maxTimestamp"))
+    findings = tables["index_findings"].groupBy(*keys).pivot("severity", list(SEVERITIES)).count()
+    joined = per_topic.join(findings, keys, "left").fillna(0, subset=list(SEVERITIES))
+    return _rows(joined.orderBy(F.desc("bytes"), *keys).limit(top)), per_topic.count()
+
+
+def _size_histogram(parts: DataFrame) -> Rows:
+    bucket = F.when(F.col("logBytes") > 0, F.floor(F.log2("logBytes")).cast("int")).otherwise(F.lit(-1))
+    return _rows(parts.groupBy(bucket.alias("bucket")).agg(F.count("*").alias("partitions"),
+                                                             F.sum("logBytes").alias("bytes")).orderBy("bucket"))
+
+
+def _timeline(segments: DataFrame, partitions: Rows, max_segments: int) -> Rows:
+    if not partitions:
+        return []
+    wanted = segments.sparkSession.createDataFrame([(p["logDir"], p["topic"], p["partition"]) for p in partitions],
+                                                   "logDir string, topic string, partition int")
+    newest = F.row_number().over(Window.partitionBy(*PARTITION_KEYS).orderBy(F.desc("baseOffset")))
+    chosen = (segments.join(F.broadcast(wanted), PARTITION_KEYS, "left_semi")
+              .select(*PARTITION_KEYS, "baseOffset", "isActive", "logSize", "records", "minTimestamp",
+                      "maxTimestamp", "rollReason")
+              .withColumn("newest", newest).where(F.col("newest") <= max_segments).drop("newest"))
+    return _rows(chosen.orderBy(*PARTITION_KEYS, "baseOffset"))
+
+
+def _roll_reasons(segments: DataFrame, top: int) -> Rows:
+    reason = F.coalesce(F.col("rollReason"), F.when(F.col("isActive"), "active").otherwise("unknown"))
+    counts = segments.groupBy("topic", reason.alias("reason")).count()
+    totals = counts.groupBy("topic").agg(F.sum("count").alias("segments"),
+                                         F.map_from_entries(F.collect_list(F.struct("reason", "count")))
+                                         .alias("reasons"))
+    return _rows(totals.orderBy(F.desc("segments"), "topic").limit(top))
+
+
+def _forecast(forecast: DataFrame, top: int, horizon_days: int) -> tuple[Rows, Rows, Rows, bool]:
+    has_what_if = forecast.where(F.col("whatIfBytesReclaimed").isNotNull()).limit(1).count() > 0
+    sums = [F.sum(c).alias(c) for c in ("bytes", "segments", "bytesReclaimed", "deletableSegments",
+                                         "whatIfBytesReclaimed", "whatIfDeletableSegments")]
+    days = _rows(forecast.groupBy("day").agg(F.min("asOfMs").alias("asOfMs"), *sums).orderBy("day"))
+    per_topic = forecast.groupBy("topic", "day").agg(*sums)
+    at_horizon = per_topic.where(F.col("day") == horizon_days)
+    tops = [r.topic for r in at_horizon.orderBy(F.desc("bytesReclaimed"), F.desc("bytes"), "topic").limit(top)
+            .select("topic").collect()]
+    chosen = per_topic.where(F.col("topic").isin(tops))
+    topics = _rows(chosen.orderBy("topic", "day"))
+    marks = sorted({d for d in FORECAST_COLUMNS_DAYS if d <= horizon_days} | {horizon_days})
+    table = []
+    for topic in tops:
+        by_day = {r["day"]: r for r in topics if r["topic"] == topic}
+        row = {"topic": topic, "bytes": by_day[0]["bytes"], "segments": by_day[0]["segments"]}
+        for d in marks:
+            row[f"day{d}"] = by_day[d]["bytesReclaimed"]
+            row[f"whatIfDay{d}"] = by_day[d]["whatIfBytesReclaimed"]
+        table.append(row)
+    return days, topics, table, has_what_if
+
+
+def _compaction(preview: DataFrame, top: int) -> tuple[Rows, int]:
+    compacted = preview.where(F.col("cleanupPolicy").contains("compact"))
+    cols = [*PARTITION_KEYS, "cleanupPolicy", "dirtyRatio", "minCleanableDirtyRatio", "wouldClean", "cleanReason",
+            "uncleanableReason", "cleanBytes", "cleanableBytes", "totalBytes", "bytesRemoved", "recordsRemoved",
+            "tombstonesRemoved", "supersededRemoved"]
+    rows = _rows(compacted.select(*cols).orderBy(F.desc_nulls_last("dirtyRatio"), *PARTITION_KEYS).limit(top))
+    return rows, compacted.count()
+
+
+def _findings(findings: DataFrame, top: int) -> tuple[Rows, Rows, int]:
+    by_check = _rows(findings.groupBy("severity", "check").count()
+                     .orderBy(_severity_order(), F.desc("count"), "check"))
+    cols = ["severity", "check", *PARTITION_KEYS, "baseOffset", "file", "position", "expected", "found", "detail"]
+    first = _rows(findings.select(*cols).orderBy(_severity_order(), "logDir", "topic", "partition", "file",
+                                                 "position").limit(top))
+    return by_check, first, findings.count()
+
+
+def report_data(tables: Mapping[str, DataFrame], *, top: int = 20, timeline_partitions: int = 8,
+                timeline_segments: int = 200, max_rows: int = 500) -> ReportData:
+    """The report's numbers from a snapshot's tables (the nightly job's, by name: ``partition_stats``,
+    ``segment_stats``, ``index_findings``, ``retention_forecast``, ``compaction_preview``).
+
+    ``top``: topics and partitions shown in charts; ``timeline_partitions``: the largest partitions drawn
+    segment by segment, at most ``timeline_segments`` (the newest) each; ``max_rows``: rows in a table."""
+    parts = tables["partition_stats"]
+    largest = _rows(parts.select(*PARTITION_KEYS, "segments", F.col("logBytes").alias("bytes"), "records",
+                                 "minTimestamp", "maxTimestamp", "logStartOffset", "logEndOffset")
+                    .orderBy(F.desc("bytes"), *PARTITION_KEYS).limit(top))
+    topics, topic_count = _topics(tables, max_rows)
+    forecast = tables["retention_forecast"]
+    horizon = forecast.agg(F.max("day")).collect()[0][0] or 0
+    days, forecast_topics, forecast_table, what_if = _forecast(forecast, top, horizon)
+    compaction, compaction_count = _compaction(tables["compaction_preview"], max_rows)
+    by_check, findings, finding_count = _findings(tables["index_findings"], max_rows)
+    return ReportData(
+        summary=_summary(tables), topics=topics, topic_count=topic_count, size_histogram=_size_histogram(parts),
+        top_partitions=largest,
+        timeline=_timeline(tables["segment_stats"], largest[:timeline_partitions], timeline_segments),
+        roll_reasons=_roll_reasons(tables["segment_stats"], max_rows), forecast_days=days,
+        forecast_topics=forecast_topics, forecast_table=forecast_table, has_what_if=what_if,
+        compaction=compaction, compaction_count=compaction_count, findings_by_check=by_check, findings=findings,
+        finding_count=finding_count,
+        limits={"top": top, "timeline_partitions": timeline_partitions, "timeline_segments": timeline_segments,
+                "max_rows": max_rows, "horizon_days": horizon})
