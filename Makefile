@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 PYSPARKS       ?= 4.0 4.1 4.2
 COMPAT_PYTHONS ?= $(PYTHON)
 
-.PHONY: demo test test-packaging lint bench samples wheel compat dump-compare fuzz kill-matrix many-dirs clean
+.PHONY: demo browser test test-packaging lint bench samples wheel compat dump-compare fuzz kill-matrix many-dirs clean
 
 # [spark]: the package itself does not depend on Spark (a platform's own Spark must stay); a local run does.
 $(STAMP): pyproject.toml
@@ -25,8 +25,16 @@ venv: $(STAMP)
 demo: $(STAMP)
 	$(PY) -m kafkalog_spark.cli demo --config conf/nightly.toml
 
+# A headless Chromium and its driver (Debian's packages) for the report's browser test; installed only where
+# missing and apt-get may run (root), else the test says it is skipped and why.
+browser:
+	@command -v chromium >/dev/null && command -v chromedriver >/dev/null || \
+	  { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && \
+	    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+	      chromium chromium-driver >/dev/null; } || echo "note: no chromium: the report's browser test will skip"; }
+
 # The whole suite, the packaging test included (about 2 minutes of it).
-test: $(STAMP)
+test: $(STAMP) browser
 	$(PY) -m ruff check kafkalog_spark jobs tests
 	$(PY) -m pytest
 

@@ -38,6 +38,18 @@ display(nightly.summary(tables))  # noqa: F821
 
 # COMMAND ----------
 
+# MAGIC %md
+# MAGIC The report of the snapshot: the page `kafkalog report` writes (summary, segment timelines, retention forecast,
+# MAGIC compaction, findings), inline.
+
+# COMMAND ----------
+
+from kafkalog_spark.report import report_html  # noqa: E402
+
+displayHTML(report_html(tables))  # noqa: F821 - Databricks global
+
+# COMMAND ----------
+
 for name, df in tables.items():
     print(name)
     display(df.limit(100))  # noqa: F821

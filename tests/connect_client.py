@@ -46,15 +46,17 @@ def main(url: str, samples: str, work: str) -> dict:
 
 
 def run_notebook(spark, log_dir: str) -> dict:
+    from tests.report_page import report_numbers
     from tests.test_databricks_notebook import NOTEBOOK, DBUtils, cells
 
     spark.sql("CREATE DATABASE IF NOT EXISTS kafkalog_nb_connect")
     shown: list = []
-    env = {"spark": spark, "display": shown.append,
+    pages: list[str] = []
+    env = {"spark": spark, "display": shown.append, "displayHTML": pages.append,
            "dbutils": DBUtils({"log_dirs": log_dir, "schema": "kafkalog_nb_connect", "snapshot_id": "nb"})}
     for cell in cells(NOTEBOOK.read_text()):
         exec(compile(cell, str(NOTEBOOK), "exec"), env)  # noqa: S102 - the notebook is ours
-    return {"displayed": len(shown), "tables": len(env["tables"]),
+    return {"displayed": len(shown), "tables": len(env["tables"]), "report": report_numbers(pages),
             "summary_topics": sorted({r.topic for r in shown[0].collect()})}
 
 

@@ -74,6 +74,9 @@ def test_the_databricks_notebook_runs_over_connect(connect_run: dict) -> None:
     nb = connect_run["notebook"]
     assert nb["summary_topics"] == ["legacy-v0", "legacy-v1"]
     assert nb["displayed"] == 1 + nb["tables"]
+    # the report cell, over Connect: legacy-v0 and legacy-v1, one partition each (data/samples/README.md)
+    assert nb["report"]["pages"] == 1 and nb["report"]["cards"]["partitions"] == "2"
+    assert "fig-top-partitions" in nb["report"]["figures"]
 
 
 def test_the_cli_runs_on_a_connect_server(connect_run: dict) -> None:

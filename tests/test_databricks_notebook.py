@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tests.report_page import report_numbers
+
 NOTEBOOK = Path(__file__).resolve().parent.parent / "jobs" / "databricks_nightly.py"
 
 
@@ -34,8 +36,8 @@ def cells(source: str) -> list[str]:
 
 def test_notebook_runs_the_nightly_logic(spark, samples: Path) -> None:
     spark.sql("CREATE DATABASE IF NOT EXISTS kafkalog_nb")
-    shown = []
-    env = {"spark": spark, "display": shown.append,
+    shown, pages = [], []
+    env = {"spark": spark, "display": shown.append, "displayHTML": pages.append,
            "dbutils": DBUtils({"log_dirs": str(samples / "legacy"), "schema": "kafkalog_nb", "snapshot_id": "nb",
                                "kafka_version": "3.9"})}
     for cell in cells(NOTEBOOK.read_text()):
@@ -47,3 +49,9 @@ def test_notebook_runs_the_nightly_logic(spark, samples: Path) -> None:
     assert len(shown) == 1 + len(env["tables"])
     versions = spark.table("kafkalog_nb.topic_configs").where("snapshotId = 'nb'").select("kafkaVersion").distinct()
     assert [r.kafkaVersion for r in versions.collect()] == ["3.9"]
+    # the report, inline: its numbers are the snapshot's
+    report = report_numbers(pages)
+    parts = spark.table("kafkalog_nb.partition_stats").where("snapshotId = 'nb'")
+    assert report["pages"] == 1 and report["figures"]
+    assert int(report["cards"]["partitions"]) == parts.count() == 2
+    assert int(report["cards"]["records"]) == parts.groupBy().sum("records").collect()[0][0]

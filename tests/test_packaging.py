@@ -127,5 +127,8 @@ def test_the_demo_runs_from_a_fresh_install(wheel: Path, tmp_path: Path) -> None
         assert (work / "warehouse" / table / "_delta_log").is_dir(), table
     for topic in ("tutorial-segments", "compacted-cleaned", "txn-mixed", "hello-round-robin"):
         assert topic in demo.stdout
+    # and its report, with plotly from the wheel's own requirements
+    report = work / "warehouse" / "report.html"
+    assert f"report: {report}" in demo.stdout and "Plotly.newPlot" in report.read_text()
     # The installed package, not this checkout, ran: the demo's corpus came from site-packages.
     assert str(ROOT) not in demo.stdout

@@ -370,3 +370,34 @@ def test_parse_as_of() -> None:
     assert command.parse_as_of("2023-11-14T22:13:20") == 1_700_000_000_000  # no zone: UTC
     assert command.parse_as_of("2023-11-15T00:13:20+02:00") == 1_700_000_000_000
     assert abs(command.parse_as_of(None) - time.time() * 1000) < 5000
+
+
+def test_forecast_is_the_plan_run_at_each_day(spark, samples: Path) -> None:
+    from kafkalog_spark.analysis.retention_forecast import DAY_MS, FORECAST_SCHEMA, retention_forecast
+
+    segs, batches, pf = views(spark, samples / "broker", topics="time-rolls,tutorial-segments")
+    current = lambda t: effective_config(t, what_if={"retention.ms": str(DAY_MS + 1)})  # noqa: E731
+    shorter = lambda t: effective_config(t, what_if={"retention.ms": "60000"})  # noqa: E731
+    newest = batches.where("problem is null").groupBy().max("maxTimestamp").collect()[0][0]
+    at = newest - DAY_MS // 2  # day 0: nothing older than a day; day 1: the older half; day 2: all
+    df = retention_forecast(segs, batches, pf, current, at, days=3, what_if_configs=shorter)
+    assert df.schema == FORECAST_SCHEMA
+    got = {(r.topic, r.partition, r.day): r for r in df.collect()}
+    assert {k[2] for k in got} == {0, 1, 2, 3}
+    for day in range(4):
+        plan = rows_of(retention_what_if(segs, batches, pf, current, shorter, at + day * DAY_MS))
+        for topic in ("time-rolls", "tutorial-segments"):
+            mine = [r for r in plan if r["topic"] == topic]
+            row = got[(topic, 0, day)]
+            assert row.asOfMs == at + day * DAY_MS and row.segments == len(mine)
+            assert row.bytes == sum(r["size"] for r in mine)
+            assert (row.deletableSegments, row.bytesReclaimed, row.newLogStartOffset) == (
+                sum(r["deletable"] for r in mine), sum(r["bytesReclaimed"] for r in mine), mine[0]["newLogStartOffset"])
+            assert (row.whatIfDeletableSegments, row.whatIfBytesReclaimed) == (
+                sum(r["whatIfDeletable"] for r in mine), sum(r["whatIfBytesReclaimed"] for r in mine))
+    # the forecast moves: nothing at day 0, more later; the shorter what-if frees at least as much each day
+    total = [sum(r.bytesReclaimed for k, r in got.items() if k[2] == d) for d in range(4)]
+    assert total[0] < total[2] and total == sorted(total)
+    assert all(r.whatIfBytesReclaimed >= r.bytesReclaimed for r in got.values())
+    with pytest.raises(ValueError, match="forecast days"):
+        retention_forecast(segs, batches, pf, current, at, days=-1)

@@ -80,10 +80,12 @@ def test_nightly_job_on_the_cluster_equals_a_local_session(cluster, spark, log_d
     packages = confs.pop("spark.jars.packages")
     cluster_wh = tmp_path / "cluster-warehouse"
     _run(cluster.submit(["jobs/nightly.py", "--config", "conf/nightly.toml", "--log-dir", log_dir,
-                         "--warehouse", str(cluster_wh), "--snapshot-id", "cluster"], confs, packages), cluster)
+                         "--warehouse", str(cluster_wh), "--snapshot-id", "cluster",
+                         "--report", str(tmp_path / "cluster.html")], confs, packages), cluster)
+    assert (tmp_path / "cluster.html").stat().st_size > 0  # the job's report, written by the driver
     local = nightly.NightlyConfig.load(str(REPO / "conf" / "nightly.toml"), log_dirs=(log_dir,),
                                        location=TableLocation(warehouse=str(tmp_path / "local-warehouse")),
-                                       snapshot_id="local")
+                                       snapshot_id="local", report=str(tmp_path / "local.html"))
     assert local.kafka_version == KafkaVersion.V3_9
     nightly.run(spark, local)
     for table in nightly.TABLES:

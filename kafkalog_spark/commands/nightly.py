@@ -29,13 +29,16 @@ def run_nightly(args: argparse.Namespace) -> int:
     tables = run(spark, config)
     rows = [r.asDict() for r in summary(tables).collect()]
     print_table(rows, ["logDir", "topic", "segments", "bytes", "records", "error", "warning", "info"])
+    if config.report:
+        print(f"report: {config.report}")
     return 0
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     from ..nightly import build_parser
 
-    demo = {"config": str(DEMO_CONFIG), "warehouse": os.path.abspath(DEMO_WAREHOUSE)}
+    demo = {"config": str(DEMO_CONFIG), "warehouse": os.path.abspath(DEMO_WAREHOUSE),
+            "report": os.path.abspath(os.path.join(DEMO_WAREHOUSE, "report.html"))}
     for name, help_, defaults in (("nightly", "run the nightly job into Delta tables", {"config": None}),
                                   ("demo", "the nightly job on the demo corpus shipped with kafkalog-spark into "
                                            "./warehouse", demo)):

@@ -62,7 +62,14 @@ def _from_tables(args: argparse.Namespace):
         names = None  # the nightly job's own names
     spark = spark_session(args, "kafkalog-report", delta=True)
     progress(f"reading snapshot {args.snapshot_id or '(newest)'} of the tables")
-    return snapshot_tables(spark, location, args.snapshot_id, names), []
+    try:
+        return snapshot_tables(spark, location, args.snapshot_id, names), []
+    except ValueError as e:  # no such snapshot, a malformed snapshot id
+        raise UsageError(f"{where(location)}: {e}") from None
+
+
+def where(location) -> str:
+    return location.warehouse or ".".join(p for p in (location.catalog, location.schema) if p)
 
 
 def _from_log_dirs(args: argparse.Namespace):

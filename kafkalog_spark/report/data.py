@@ -106,8 +106,7 @@ def _roll_reasons(segments: DataFrame, top: int) -> Rows:
     return _rows(totals.orderBy(F.desc("segments"), "topic").limit(top))
 
 
-def _forecast(forecast: DataFrame, top: int, horizon_days: int) -> tuple[Rows, Rows, Rows, bool]:
-    has_what_if = forecast.where(F.col("whatIfBytesReclaimed").isNotNull()).limit(1).count() > 0
+def _forecast(forecast: DataFrame, top: int, horizon_days: int) -> tuple[Rows, Rows, Rows]:
     sums = [F.sum(c).alias(c) for c in ("bytes", "segments", "bytesReclaimed", "deletableSegments",
                                          "whatIfBytesReclaimed", "whatIfDeletableSegments")]
     days = _rows(forecast.groupBy("day").agg(F.min("asOfMs").alias("asOfMs"), *sums).orderBy("day"))
@@ -126,7 +125,7 @@ def _forecast(forecast: DataFrame, top: int, horizon_days: int) -> tuple[Rows, R
             row[f"day{d}"] = by_day[d]["bytesReclaimed"]
             row[f"whatIfDay{d}"] = by_day[d]["whatIfBytesReclaimed"]
         table.append(row)
-    return days, topics, table, has_what_if
+    return days, topics, table
 
 
 def _compaction(preview: DataFrame, top: int) -> tuple[Rows, int]:
@@ -154,14 +153,30 @@ def report_data(tables: Mapping[str, DataFrame], *, top: int = 20, timeline_part
 
     ``top``: topics and partitions shown in charts; ``timeline_partitions``: the largest partitions drawn
     segment by segment, at most ``timeline_segments`` (the newest) each; ``max_rows``: rows in a table."""
+    # Each table is read by several aggregations: read it once (a Delta table's read replays its log and joins
+    # the snapshot manifest each time).
+    cached = {name: tables[name].persist() for name in _READ}
+    try:
+        return _report_data(cached, top, timeline_partitions, timeline_segments, max_rows)
+    finally:
+        for df in cached.values():
+            df.unpersist()
+
+
+_READ = ("partition_stats", "segment_stats", "index_findings", "retention_forecast", "compaction_preview")
+
+
+def _report_data(tables: Mapping[str, DataFrame], top: int, timeline_partitions: int, timeline_segments: int,
+                 max_rows: int) -> ReportData:
     parts = tables["partition_stats"]
     largest = _rows(parts.select(*PARTITION_KEYS, "segments", F.col("logBytes").alias("bytes"), "records",
                                  "minTimestamp", "maxTimestamp", "logStartOffset", "logEndOffset")
                     .orderBy(F.desc("bytes"), *PARTITION_KEYS).limit(top))
     topics, topic_count = _topics(tables, max_rows)
     forecast = tables["retention_forecast"]
-    horizon = forecast.agg(F.max("day")).collect()[0][0] or 0
-    days, forecast_topics, forecast_table, what_if = _forecast(forecast, top, horizon)
+    horizon, what_if = forecast.agg(F.max("day"), F.max(F.col("whatIfBytesReclaimed").isNotNull())).collect()[0]
+    horizon, what_if = horizon or 0, bool(what_if)
+    days, forecast_topics, forecast_table = _forecast(forecast, top, horizon)
     compaction, compaction_count = _compaction(tables["compaction_preview"], max_rows)
     by_check, findings, finding_count = _findings(tables["index_findings"], max_rows)
     return ReportData(
