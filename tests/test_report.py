@@ -101,6 +101,9 @@ def test_the_forecast_table_equals_the_retention_tables(snapshot: dict) -> None:
             mine = [f for f in forecast if f.topic == topic and f.day == day]
             assert int(r[f"day{day}"]) == sum(f.bytesReclaimed for f in mine)
             assert int(r[f"whatIfDay{day}"]) == sum(f.whatIfBytesReclaimed for f in mine)
+        at_horizon = [f for f in forecast if f.topic == topic and f.day == 14]
+        assert int(r["segmentsAtHorizon"]) == sum(f.deletableSegments for f in at_horizon)
+        assert int(r["whatIfSegmentsAtHorizon"]) == sum(f.whatIfDeletableSegments for f in at_horizon)
     # retention.ms=1h frees every closed segment older than an hour: at least what the topics' own configs free
     assert sum(int(r["whatIfDay0"]) for r in rows) > sum(int(r["day0"]) for r in rows)
 
@@ -218,3 +221,14 @@ def test_the_report_opens_in_a_headless_browser(snapshot: dict, tmp_path: Path) 
         assert any("noSuchFunction" in e["message"] for e in open_page(driver, broken))
     finally:
         driver.quit()
+
+
+def test_a_log_dir_with_nothing_in_it_gets_an_empty_report(spark, tmp_path: Path, capsys) -> None:
+    empty = tmp_path / "empty-log-dir"
+    empty.mkdir()
+    out = tmp_path / "empty.html"
+    assert main(["report", str(empty), "-o", str(out)]) == 0, capsys.readouterr().err
+    page = Page(out.read_text())
+    assert {k: page.cards[k] for k in ("partitions", "segments", "bytes", "error")} == {
+        "partitions": "0", "segments": "0", "bytes": "0", "error": "0"}
+    assert page.figures == [] and page.tables == {}  # "Nothing to draw", "None."

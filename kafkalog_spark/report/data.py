@@ -124,6 +124,8 @@ def _forecast(forecast: DataFrame, top: int, horizon_days: int) -> tuple[Rows, R
         for d in marks:
             row[f"day{d}"] = by_day[d]["bytesReclaimed"]
             row[f"whatIfDay{d}"] = by_day[d]["whatIfBytesReclaimed"]
+        row["segmentsAtHorizon"] = by_day[horizon_days]["deletableSegments"]
+        row["whatIfSegmentsAtHorizon"] = by_day[horizon_days]["whatIfDeletableSegments"]
         table.append(row)
     return days, topics, table
 

@@ -91,22 +91,22 @@ def retention_forecast(data: ReportData) -> go.Figure | None:
     go = _go()
     from plotly.subplots import make_subplots
 
-    panels = [("bytesReclaimed", "current configs")] + (
-        [("whatIfBytesReclaimed", "what-if configs")] if data.has_what_if else [])
-    fig = make_subplots(rows=1, cols=len(panels), shared_yaxes=True, subplot_titles=[p[1] for p in panels])
+    panels = [("bytesReclaimed", "deletableSegments", "current configs")] + (
+        [("whatIfBytesReclaimed", "whatIfDeletableSegments", "what-if configs")] if data.has_what_if else [])
+    fig = make_subplots(rows=1, cols=len(panels), shared_yaxes=True, subplot_titles=[p[2] for p in panels])
     dates = [to_datetime(r["asOfMs"]) for r in data.forecast_days]
-    for col, (key, _) in enumerate(panels, start=1):
+    hover = "%{x}: %{customdata[0]} in %{customdata[1]} segment(s)<extra>"
+    for col, (key, segments, _) in enumerate(panels, start=1):
         fig.add_trace(go.Scatter(x=dates, y=[r[key] for r in data.forecast_days], name="all topics",
                                  legendgroup="all", showlegend=col == 1, line={"width": 3, "color": "#2c3e50"},
-                                 customdata=[format_bytes(r[key]) for r in data.forecast_days],
-                                 hovertemplate="%{x}: %{customdata}<extra>all topics</extra>"), row=1, col=col)
+                                 customdata=[[format_bytes(r[key]), r[segments]] for r in data.forecast_days],
+                                 hovertemplate=hover + "all topics</extra>"), row=1, col=col)
         for topic in dict.fromkeys(r["topic"] for r in data.forecast_topics):
             rows = [r for r in data.forecast_topics if r["topic"] == topic]
             fig.add_trace(go.Scatter(x=[dates[r["day"]] for r in rows], y=[r[key] for r in rows], name=topic,
                                      legendgroup=topic, showlegend=col == 1, mode="lines",
-                                     customdata=[format_bytes(r[key]) for r in rows],
-                                     hovertemplate="%{x}: %{customdata}<extra>" + topic + "</extra>"),
-                          row=1, col=col)
+                                     customdata=[[format_bytes(r[key]), r[segments]] for r in rows],
+                                     hovertemplate=hover + topic + "</extra>"), row=1, col=col)
     fig.update_layout(title="Retention forecast: bytes deletable by each day (no new writes assumed)",
                       yaxis_title="bytes deletable", **(_LAYOUT | {"height": 420}))
     return fig

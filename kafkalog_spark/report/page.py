@@ -149,6 +149,10 @@ def _forecast_columns(data: ReportData) -> list[Column]:
         cols.append(Column(f"day{d}", "deletable now" if d == 0 else f"by day {d}", "bytes"))
         if data.has_what_if:
             cols.append(Column(f"whatIfDay{d}", "what-if" + (" now" if d == 0 else f" by day {d}"), "bytes"))
+    horizon = days[-1] if days else 0
+    cols.append(Column("segmentsAtHorizon", f"segments deletable by day {horizon}", "count"))
+    if data.has_what_if:
+        cols.append(Column("whatIfSegmentsAtHorizon", f"what-if segments by day {horizon}", "count"))
     return cols
 
 

@@ -1,14 +1,15 @@
-"""The fleet benchmark: the jobs (nightly, stats, validate) on generated broker log dirs against the decoder they are
-built on, in one run.
+"""The fleet benchmark: the jobs (nightly, report, stats, validate) on generated broker log dirs against the decoder
+they are built on, in one run.
 
-    python -m tests.bench.fleet [--sets 100m 1g 4g] [--jobs nightly stats validate]
+    python -m tests.bench.fleet [--sets 100m 1g 4g] [--jobs nightly report stats validate]
 
 Each set is one broker log dir of partitions written through Kafka's own LogSegment (tests/bench/java/GenSegment.java
 fleet: 16 KiB producer batches of ~100-byte JSON records with keys, none/lz4/zstd in turn across the partitions,
 2 MiB segments with their .index and .timeindex), built once into bench-data/fleet-<set>/.
 
 For each set: the single-process decode of every record (the records view into Arrow, one thread), then each job
-as its command-line users run it (`kafkalog stats|validate <dir>`, `kafkalog nightly --log-dir <dir>`, a local
+as its command-line users run it (`kafkalog stats|validate <dir>`, `kafkalog nightly --log-dir <dir>`, `kafkalog
+report --warehouse <the nightly job's>`, a local
 session with default settings), each in a fresh process: wall time, MB/s, records/s, and the peak resident memory
 of the driver's JVM (in local mode the executors run in it), of the Python driver and of all Python workers at
 once, sampled from /proc. Writes bench-data/results-fleet.json and prints a markdown table.
@@ -129,10 +130,14 @@ def _descendants(root: int) -> list[tuple[int, str]]:
 
 
 def run_job(job: str, log_dir: Path, workdir: Path) -> dict:
-    """One job in a fresh process, as a user runs it; its wall time and peak memory."""
+    """One job in a fresh process, as a user runs it; its wall time and peak memory. ``report`` reads the tables
+    the nightly job wrote into ``workdir/../nightly``."""
     cli = [sys.executable, "-m", "kafkalog_spark.cli", "-q"]
     if job == "nightly":
         cmd = cli + ["nightly", "--log-dir", str(log_dir), "--warehouse", str(workdir / "warehouse")]
+    elif job == "report":
+        cmd = cli + ["report", "--warehouse", str(workdir.parent / "nightly" / "warehouse"), "-o",
+                     str(workdir / "report.html")]
     else:
         cmd = cli + [job, str(log_dir)]
     started = time.monotonic()
@@ -148,7 +153,10 @@ def run_job(job: str, log_dir: Path, workdir: Path) -> dict:
         cause = next((line for line in err.splitlines() if "OutOfMemoryError" in line), "")
         return {"job": job, "failed": f"exit {code}: {cause}\n{err[-2000:]}", "out_of_memory": bool(cause),
                 "seconds": round(seconds, 1), "memory_mib": peaks}
-    return {"job": job, "seconds": round(seconds, 1), "memory_mib": peaks}
+    result = {"job": job, "seconds": round(seconds, 1), "memory_mib": peaks}
+    if job == "report":
+        result["page_bytes"] = (workdir / "report.html").stat().st_size
+    return result
 
 
 def decode_single_process(log_dir: Path) -> dict:
@@ -166,15 +174,16 @@ def bench_set(fleet: FleetSet, jobs: list[str]) -> dict:
     results = {"set": fleet.name, "partitions": fleet.partitions, "records": info["records"],
                "bytes": info["bytes"], "cores": cores, "decode_single_process": decode,
                "decode_mb_s_x_cores": round(decode_rate * cores / 1e6, 1), "jobs": []}
-    for job in jobs:
-        with tempfile.TemporaryDirectory(prefix="fleet-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="fleet-") as tmp:
+        for job in jobs:
             print(f"  {fleet.name}: {job} ...", file=sys.stderr, flush=True)
-            r = run_job(job, fleet.log_dir, Path(tmp))
-        if "failed" not in r:
-            r["mb_s"] = round(info["bytes"] / r["seconds"] / 1e6, 1)
-            r["records_s"] = round(info["records"] / r["seconds"])
-            r["vs_decode_x_cores"] = round(info["bytes"] / r["seconds"] / (decode_rate * cores), 3)
-        results["jobs"].append(r)
+            (Path(tmp) / job).mkdir()
+            r = run_job(job, fleet.log_dir, Path(tmp) / job)
+            if "failed" not in r:
+                r["mb_s"] = round(info["bytes"] / r["seconds"] / 1e6, 1)
+                r["records_s"] = round(info["records"] / r["seconds"])
+                r["vs_decode_x_cores"] = round(info["bytes"] / r["seconds"] / (decode_rate * cores), 3)
+            results["jobs"].append(r)
     return results
 
 
@@ -194,7 +203,8 @@ def markdown(results: list[dict]) -> str:
                 lines.append(f"| | {j['job']} | {why} after {j['seconds']} s | | | | {m['jvm']} | "
                              f"{m['python_workers']} |")
                 continue
-            lines.append(f"| | {j['job']} | {j['seconds']} | {j['mb_s']} | {j['records_s'] / 1e6:.2f} | "
+            name = j["job"] + (f" ({j['page_bytes'] / 1e6:.1f} MB page)" if "page_bytes" in j else "")
+            lines.append(f"| | {name} | {j['seconds']} | {j['mb_s']} | {j['records_s'] / 1e6:.2f} | "
                          f"{j['vs_decode_x_cores']} | {m['jvm']} | {m['python_workers']} |")
     return "\n".join(lines)
 
@@ -202,8 +212,8 @@ def markdown(results: list[dict]) -> str:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sets", nargs="+", choices=list(SETS), default=["100m", "1g"])
-    ap.add_argument("--jobs", nargs="+", choices=("nightly", "stats", "validate"),
-                    default=["nightly", "stats", "validate"])
+    ap.add_argument("--jobs", nargs="+", choices=("nightly", "report", "stats", "validate"),
+                    default=["nightly", "report", "stats", "validate"], help="report needs nightly before it")
     args = ap.parse_args(argv)
     results = [bench_set(SETS[name], args.jobs) for name in args.sets]
     RESULTS.write_text(json.dumps(results, indent=2) + "\n")
