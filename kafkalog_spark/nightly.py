@@ -359,6 +359,8 @@ def analyse(spark: SparkSession, log_dirs: Sequence[str], started: dt.datetime, 
         views = read_views(spark, [log_dir], include_internal, max_split_bytes)
         cached += views.values()
         tables = compute(spark, views, configs, [log_dir], int(started.timestamp() * 1000), alternative)
+        # partition_stats and log_dir_stats are built on segment_stats: cached, it is computed once, not per table
+        cached.append(tables["segment_stats"].persist())
         per_dir.append({name: _with_log_dir(df, log_dir) for name, df in tables.items()})
     return {name: reduce(lambda a, b: a.unionByName(b, allowMissingColumns=True), (t[name] for t in per_dir))
             for name in TABLES}
