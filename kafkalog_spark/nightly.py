@@ -374,6 +374,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--schema", help="catalog schema for the tables, e.g. main.kafkalog (instead of --warehouse)")
     p.add_argument("--snapshot-id", help="replace this snapshot's rows (default: the run's UTC time)")
     p.add_argument("--report", metavar="FILE.html", help="also write the HTML report of the snapshot there")
+    p.add_argument("--set", dest="what_if", action="append", metavar="key=value",
+                   help="what-if config the retention forecast also runs under (repeatable; replaces [configs] "
+                        "what_if), e.g. --set retention.ms=86400000")
     return p
 
 
@@ -393,7 +396,7 @@ def config_from_args(args: argparse.Namespace) -> NightlyConfig:
     if args.snapshot_id is not None:
         _checked("--snapshot-id", check_snapshot_id, args.snapshot_id)
     overrides: dict = {"snapshot_id": args.snapshot_id, "location": table_location(args.warehouse, args.schema),
-                       "report": args.report}
+                       "report": args.report, "what_if": tuple(args.what_if) if args.what_if else None}
     if args.log_dirs:
         overrides["log_dirs"] = tuple(args.log_dirs)
     return NightlyConfig.load(args.config, **overrides)

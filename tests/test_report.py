@@ -146,6 +146,9 @@ def test_the_report_command_from_tables_and_from_log_dirs(spark, snapshot: dict,
     (["report", "{samples}/legacy", "--top", "0"], "--top 0"),
     (["report", "{samples}/legacy", "-o", "{work}"], "is a directory"),
     (["report", "{samples}/legacy", "--set", "retention.ms=soon"], "retention.ms"),
+    (["nightly", "--log-dir", "{samples}/legacy", "--warehouse", "{work}/wh2", "--set", "retention.ms=soon"],
+     "--set"),
+    (["nightly", "--log-dir", "{samples}/legacy", "--warehouse", "{work}/wh2", "--report", "{work}"], "a directory"),
 ])
 def test_report_usage_errors(snapshot: dict, samples: Path, capsys, argv: list[str], message: str) -> None:
     code = main([a.format(work=snapshot["work"], samples=samples) for a in argv])

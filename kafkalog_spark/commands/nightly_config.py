@@ -50,7 +50,8 @@ def load_config(args: argparse.Namespace):
     overrides = {"snapshot_id": args.snapshot_id, "location": location,
                  "log_dirs": tuple(args.log_dirs) if args.log_dirs else None,
                  "kafka_version": getattr(args, "kafka_version", None),  # None: the file's, else the newest
-                 "report": getattr(args, "report", None)}
+                 "report": getattr(args, "report", None),
+                 "what_if": tuple(args.what_if) if getattr(args, "what_if", None) else None}
     if args.config:
         config = load_config_file(args.config, overrides)
     elif location is None:
