@@ -4,6 +4,7 @@ every chart from the same numbers."""
 
 from __future__ import annotations
 
+import datetime as dt
 import shutil
 from collections import Counter
 from pathlib import Path
@@ -18,8 +19,8 @@ from tests.report_page import Page
 
 ROOT = Path(__file__).resolve().parent.parent
 WHAT_IF = "retention.ms=3600000"
-FIGURES = {"fig-size-histogram", "fig-top-partitions", "fig-timeline", "fig-retention", "fig-compaction",
-           "fig-findings"}
+FIGURES = {"fig-size-histogram", "fig-top-partitions", "fig-growth", "fig-timeline", "fig-retention",
+           "fig-compaction", "fig-findings"}
 
 
 @pytest.fixture(scope="module")
@@ -85,6 +86,44 @@ def test_the_topic_and_partition_tables_equal_partition_stats(snapshot: dict) ->
         (p.topic, p.partition, p.logBytes) for p in largest]
 
 
+def test_the_growth_table_is_bytes_over_the_records_time_span(snapshot: dict) -> None:
+    parts = {(p.logDir, p.topic, p.partition): p for p in snapshot["tables"]["partition_stats"].collect()}
+    rows = snapshot["page"].tables["table-growth"].records()
+    assert len(rows) == 20 and "bytesSincePrevious" not in rows[0]  # one snapshot: nothing to compare with
+    for r in rows:
+        p = parts[(r["logDir"], r["topic"], int(r["partition"]))]
+        span = p.maxTimestamp - p.minTimestamp
+        assert int(r["bytes"]) == p.logBytes
+        assert (float(r["bytesPerDay"]) if r["bytesPerDay"] else None) == (
+            p.logBytes * 86_400_000 / span if span > 0 else None)
+    rates = [float(r["bytesPerDay"]) for r in rows if r["bytesPerDay"]]
+    assert rates == sorted(rates, reverse=True) and rates
+
+
+def test_growth_since_the_previous_snapshot(spark, snapshot: dict) -> None:
+    """A later snapshot in which every partition has 100 more bytes: the report of the newest snapshot measures
+    growth against the one before it."""
+    from pyspark.sql import functions as F
+
+    from kafkalog_spark.delta import append_rows, commit, new_run_id
+    from kafkalog_spark.report import REPORT_TABLES, report_data, snapshot_tables
+
+    where = TableLocation(warehouse=str(snapshot["work"] / "wh"))
+    later = snapshot["tables"]["partition_stats"].select(F.max("snapshotTime")).collect()[0][0] + dt.timedelta(days=1)
+    run = new_run_id()
+    for name in REPORT_TABLES:
+        rows = snapshot["tables"][name].drop("snapshotId", "snapshotTime")
+        if name == "partition_stats":
+            rows = rows.withColumn("logBytes", F.col("logBytes") + 100)
+        append_rows(rows, where, name, "r2", later, run)
+    commit(spark, where, "r2", later, run, list(REPORT_TABLES))
+    tables = snapshot_tables(spark, where)  # the newest: r2, and r1 before it
+    data = report_data(tables)
+    assert data.summary["snapshotId"] == "r2" and data.previous_snapshot == "r1"
+    assert len(data.growth) == 20 and {r["bytesSincePrevious"] for r in data.growth} == {100}
+    assert snapshot_tables(spark, where, "r1").get("previous_partition_stats") is None
+
+
 def test_the_forecast_table_equals_the_retention_tables(snapshot: dict) -> None:
     t = snapshot["tables"]
     plan = t["retention_plan"].collect()
@@ -125,9 +164,9 @@ def test_the_compaction_and_findings_tables_equal_theirs(snapshot: dict) -> None
 def test_the_report_command_from_tables_and_from_log_dirs(spark, snapshot: dict, samples: Path, capsys) -> None:
     work = snapshot["work"]
     out = work / "cli.html"
-    assert main(["report", "--warehouse", str(work / "wh"), "-o", str(out)]) == 0
+    assert main(["report", "--warehouse", str(work / "wh"), "--snapshot-id", "r1", "-o", str(out)]) == 0
     assert f"wrote {out}" in capsys.readouterr().out
-    assert Page(out.read_text()).cards == snapshot["page"].cards  # the newest snapshot: the fixture's
+    assert Page(out.read_text()).cards == snapshot["page"].cards  # the fixture's snapshot, as the job reported it
     direct = work / "direct.html"
     assert main(["report", str(samples / "legacy"), "--set", WHAT_IF, "--top", "5", "-o", str(direct)]) == 0
     page = Page(direct.read_text())

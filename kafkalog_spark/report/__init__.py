@@ -27,8 +27,8 @@ from .page import render_html
 # The tables the report reads, by the nightly job's names.
 REPORT_TABLES = ("partition_stats", "segment_stats", "index_findings", "retention_forecast", "compaction_preview")
 
-__all__ = ["REPORT_TABLES", "ReportData", "latest_snapshot", "render_html", "report_data", "report_html",
-           "snapshot_tables", "write_report"]
+__all__ = ["REPORT_TABLES", "ReportData", "latest_snapshot", "previous_snapshot", "render_html", "report_data",
+           "report_html", "snapshot_tables", "write_report"]
 
 
 def latest_snapshot(spark: SparkSession, where: TableLocation) -> str | None:
@@ -37,10 +37,23 @@ def latest_snapshot(spark: SparkSession, where: TableLocation) -> str | None:
     return row[0].snapshotId if row else None
 
 
+def previous_snapshot(spark: SparkSession, where: TableLocation, snapshot_id: str) -> str | None:
+    """The committed snapshot taken just before ``snapshot_id`` (by snapshot time), None when there is none."""
+    snapshots = committed(spark, where)
+    at = snapshots.where(F.col("snapshotId") == snapshot_id).select(F.min("snapshotTime")).collect()[0][0]
+    if at is None:
+        return None
+    row = (snapshots.where(F.col("snapshotTime") < at).orderBy(F.desc("snapshotTime"), F.desc("snapshotId"))
+           .limit(1).collect())
+    return row[0].snapshotId if row else None
+
+
 def snapshot_tables(spark: SparkSession, where: TableLocation, snapshot_id: str | None = None,
                     names: Mapping[str, str] | None = None) -> dict[str, DataFrame]:
     """The report's tables of one committed snapshot (default: the newest). ``names``: table -> its name where
-    they were renamed ([tables] of the nightly configuration). ValueError when there is no such snapshot."""
+    they were renamed ([tables] of the nightly configuration). With an earlier committed snapshot, its
+    partition_stats come too (``previous_partition_stats``: the report's growth since then). ValueError when
+    there is no such snapshot."""
     snapshot_id = snapshot_id or latest_snapshot(spark, where)
     if snapshot_id is None:
         raise ValueError("no committed snapshot to report on: run the nightly job first")
@@ -48,6 +61,10 @@ def snapshot_tables(spark: SparkSession, where: TableLocation, snapshot_id: str 
     tables = {t: read_table(spark, where, names.get(t, t), snapshot_id) for t in REPORT_TABLES}
     if tables["partition_stats"].limit(1).count() == 0:
         raise ValueError(f"snapshot {snapshot_id!r}: no committed rows (is the snapshot id right?)")
+    before = previous_snapshot(spark, where, snapshot_id)
+    if before is not None:
+        tables["previous_partition_stats"] = read_table(spark, where, names.get("partition_stats",
+                                                                                "partition_stats"), before)
     return tables
 
 

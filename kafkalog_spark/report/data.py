@@ -31,6 +31,8 @@ class ReportData:
     topic_count: int
     size_histogram: Rows  # partitions per size bucket (powers of two)
     top_partitions: Rows  # the largest partitions
+    growth: Rows  # the partitions that grow fastest (write rate over their records' span; since the last snapshot)
+    previous_snapshot: str | None  # the snapshot growth is measured against, if any
     timeline: Rows  # segments of the largest partitions (timeline_partitions of them)
     roll_reasons: Rows  # per topic, segments by roll reason
     forecast_days: Rows  # per day: bytes and segments deletable (all topics), current and what-if
@@ -82,6 +84,24 @@ def _size_histogram(parts: DataFrame) -> Rows:
     bucket = F.when(F.col("logBytes") > 0, F.floor(F.log2("logBytes")).cast("int")).otherwise(F.lit(-1))
     return _rows(parts.groupBy(bucket.alias("bucket")).agg(F.count("*").alias("partitions"),
                                                              F.sum("logBytes").alias("bytes")).orderBy("bucket"))
+
+
+DAY_MS = 86_400_000
+
+
+def _growth(parts: DataFrame, previous: DataFrame | None, top: int) -> Rows:
+    """Per partition: its write rate (bytes on disk over the time its records span, per day) and, given the previous
+    snapshot's partition_stats, how many bytes it gained since; the fastest growing first."""
+    span = F.col("maxTimestamp") - F.col("minTimestamp")
+    rows = parts.select(*PARTITION_KEYS, F.col("logBytes").alias("bytes"), "minTimestamp", "maxTimestamp",
+                        F.when(span > 0, F.col("logBytes").cast("double") * DAY_MS / span).alias("bytesPerDay"))
+    order = [F.desc_nulls_last("bytesPerDay")]
+    if previous is not None:
+        before = previous.select(*PARTITION_KEYS, F.col("logBytes").alias("previousBytes"))
+        rows = (rows.join(before, PARTITION_KEYS, "left")
+                .withColumn("bytesSincePrevious", F.col("bytes") - F.coalesce(F.col("previousBytes"), F.lit(0))))
+        order = [F.desc("bytesSincePrevious"), *order]
+    return _rows(rows.orderBy(*order, *PARTITION_KEYS).limit(top))
 
 
 def _timeline(segments: DataFrame, partitions: Rows, max_segments: int) -> Rows:
@@ -154,10 +174,14 @@ def report_data(tables: Mapping[str, DataFrame], *, top: int = 20, timeline_part
     ``segment_stats``, ``index_findings``, ``retention_forecast``, ``compaction_preview``).
 
     ``top``: topics and partitions shown in charts; ``timeline_partitions``: the largest partitions drawn
-    segment by segment, at most ``timeline_segments`` (the newest) each; ``max_rows``: rows in a table."""
+    segment by segment, at most ``timeline_segments`` (the newest) each; ``max_rows``: rows in a table. With a
+    ``previous_partition_stats`` table (the snapshot before, see :func:`~kafkalog_spark.report.snapshot_tables`),
+    growth is also measured since that snapshot."""
     # Each table is read by several aggregations: read it once (a Delta table's read replays its log and joins
     # the snapshot manifest each time).
     cached = {name: tables[name].persist() for name in _READ}
+    if "previous_partition_stats" in tables:
+        cached["previous_partition_stats"] = tables["previous_partition_stats"]
     try:
         return _report_data(cached, top, timeline_partitions, timeline_segments, max_rows)
     finally:
@@ -181,9 +205,12 @@ def _report_data(tables: Mapping[str, DataFrame], top: int, timeline_partitions:
     days, forecast_topics, forecast_table = _forecast(forecast, top, horizon)
     compaction, compaction_count = _compaction(tables["compaction_preview"], max_rows)
     by_check, findings, finding_count = _findings(tables["index_findings"], max_rows)
+    previous = tables.get("previous_partition_stats")
+    previous_id = previous.select(F.min("snapshotId")).collect()[0][0] if previous is not None else None
     return ReportData(
         summary=_summary(tables), topics=topics, topic_count=topic_count, size_histogram=_size_histogram(parts),
-        top_partitions=largest,
+        top_partitions=largest, growth=_growth(parts, previous if previous_id else None, top),
+        previous_snapshot=previous_id,
         timeline=_timeline(tables["segment_stats"], largest[:timeline_partitions], timeline_segments),
         roll_reasons=_roll_reasons(tables["segment_stats"], max_rows), forecast_days=days,
         forecast_topics=forecast_topics, forecast_table=forecast_table, has_what_if=what_if,

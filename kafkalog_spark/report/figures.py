@@ -55,6 +55,25 @@ def top_partitions(data: ReportData) -> go.Figure | None:
     return fig
 
 
+def growth(data: ReportData) -> go.Figure | None:
+    """The fastest growing partitions: bytes gained since the previous snapshot when there is one, else the write
+    rate over the time their records span."""
+    since = data.previous_snapshot is not None
+    key = "bytesSincePrevious" if since else "bytesPerDay"
+    rows = [r for r in data.growth if r.get(key) is not None][::-1]
+    if not rows:
+        return None
+    go = _go()
+    fig = go.Figure(go.Bar(x=[r[key] for r in rows], y=[partition_label(r) for r in rows], orientation="h",
+                           customdata=[format_bytes(r[key]) for r in rows],
+                           hovertemplate="%{y}: %{customdata}<extra></extra>"))
+    title = (f"Bytes gained since snapshot {data.previous_snapshot}" if since
+             else "Write rate: bytes on disk per day of the records' time span")
+    layout = _LAYOUT | {"height": max(300, 24 * len(rows) + 100), "margin": {"l": 280, "r": 20, "t": 50, "b": 50}}
+    fig.update_layout(title=title, xaxis_title="bytes" + ("" if since else " per day"), **layout)
+    return fig
+
+
 def segment_timeline(data: ReportData) -> go.Figure | None:
     """Each segment a bar over the time its records span, one row per partition, coloured by why it rolled."""
     drawn = [r for r in data.timeline if to_datetime(r["minTimestamp"]) and to_datetime(r["maxTimestamp"])]

@@ -128,6 +128,12 @@ PARTITION_COLUMNS = [Column("logDir", "log dir", "dir"), Column("topic", "topic"
                      Column("logEndOffset", "log end offset", "count"),
                      Column("minTimestamp", "oldest record", "time_ms"),
                      Column("maxTimestamp", "newest record", "time_ms")]
+GROWTH_COLUMNS = [Column("logDir", "log dir", "dir"), Column("topic", "topic"), Column("partition", "partition"),
+                  Column("bytes", "bytes", "bytes"), Column("bytesPerDay", "bytes per day", "bytes"),
+                  Column("minTimestamp", "oldest record", "time_ms"),
+                  Column("maxTimestamp", "newest record", "time_ms")]
+SINCE_COLUMNS = [Column("previousBytes", "bytes at the previous snapshot", "bytes"),
+                 Column("bytesSincePrevious", "gained since", "bytes")]
 COMPACTION_COLUMNS = [Column("logDir", "log dir", "dir"), Column("topic", "topic"), Column("partition", "partition"),
                       Column("cleanupPolicy", "cleanup.policy"), Column("dirtyRatio", "dirty ratio", "ratio"),
                       Column("minCleanableDirtyRatio", "min.cleanable.dirty.ratio", "ratio"),
@@ -175,6 +181,11 @@ def render_html(data: ReportData, title: str = "kafkalog report") -> str:
          + _figure(figures.top_partitions(data), "fig-top-partitions")
          + table(data.topics, TOPIC_COLUMNS, "table-topics") + _shown(len(data.topics), data.topic_count, "topics")
          + "<h3>The largest partitions</h3>" + table(data.top_partitions, PARTITION_COLUMNS, "table-partitions")),
+        ("growth", "Growth", _figure(figures.growth(data), "fig-growth")
+         + table(data.growth, GROWTH_COLUMNS + (SINCE_COLUMNS if data.previous_snapshot else []), "table-growth")
+         + '<p class="note">Bytes per day: the partition\'s bytes on disk over the time its records span. '
+         + (f"Gained since: against snapshot {html.escape(data.previous_snapshot)}.</p>" if data.previous_snapshot
+            else "With an earlier snapshot in the tables, the bytes gained since then too.</p>")),
         ("segments", "Segments", _figure(figures.segment_timeline(data), "fig-timeline")
          + f'<p class="note">The {lim.get("timeline_partitions")} largest partitions, at most the '
            f'{lim.get("timeline_segments")} newest segments each; segments without timestamps are not drawn.</p>'
