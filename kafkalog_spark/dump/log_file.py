@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..findings import Finding
 from ..format.batches import SegmentContext, batches_view
@@ -22,6 +22,7 @@ from ..format.records import control_type, records_view
 from ..kafka_versions import LATEST, KafkaVersion
 from ..log.file_records import FileRecords
 from ..log.log_dir import segment_of_file
+from .internal_topic_text import RecordCrash, decoded
 from .log_walk import INT_MAX, record_timestamps
 from .message_json import UnsupportedVersionError, message_json
 from .tool_errors import ToolCrash, ToolErrors
@@ -52,11 +53,18 @@ class DumpOptions:
     max_message_size: int = 5 * 1024 * 1024
     verify_index_only: bool = False
     index_sanity_check: bool = False
+    # the internal topic whose record schemas decode keys and values (--offsets-decoder: __consumer_offsets, ...)
+    decoder: str | None = None
+
+    @property
+    def data_log(self) -> bool:
+        # dump-log: a decoder flag implies --print-data-log
+        return self.print_data_log or self.decoder is not None
 
     @property
     def records(self) -> bool:
         # dump-log: --print-data-log implies deep iteration
-        return self.deep_iteration or self.print_data_log
+        return self.deep_iteration or self.data_log
 
 
 def java_long(text: str) -> int:
@@ -136,6 +144,15 @@ def record_fields(r: dict, magic: int, opts: DumpOptions) -> dict:
         else:
             out["controlType"] = r["controlType"]
             out["controlTypeId"] = control_type(r["key"])[1]
+    elif opts.decoder is not None:
+        try:
+            key, payload = decoded(r, opts.decoder, opts.kafka_version)
+        except ToolCrash as crash:
+            raise RecordCrash(crash) from crash
+        if key is not None:
+            out["key"] = key
+        if payload is not None:
+            out["payload"] = payload
     elif opts.print_data_log:
         if r["key"] is not None:
             out["key"] = _text(r["key"])
@@ -229,7 +246,13 @@ def dump_log_file(path: str, opts: DumpOptions, findings: list[Finding] | None =
                 if last_offset is not None and r["offset"] != last_offset + 1:
                     errors.add(errors.non_consecutive, absolute_path, (last_offset, r["offset"]))
                 last_offset = r["offset"]
-                f = record_fields(r, b["magic"], opts)
+                try:
+                    f = record_fields(r, b["magic"], opts)
+                except RecordCrash as crash:
+                    if not opts.as_json and not opts.skip_record_metadata:
+                        yield record_text(record_fields(r, b["magic"], replace(opts, decoder=None,
+                                                                               print_data_log=False)), r["crc"], opts)
+                    raise crash
                 yield _json_record(f) if opts.as_json else record_text(f, r["crc"], opts)
             valid_bytes += b["size"]
     for f in mine:

@@ -64,7 +64,9 @@ def struct_json(s: Struct, values: dict[str, Any], version: int) -> str:
     for f in s.fields:
         v = values[f.name]
         if version in f.tagged:
-            if v != f.default:
+            # the generated JsonConverter writes a tagged struct whatever its value (null included), other tagged
+            # fields only when they differ from their default
+            if v != f.default or (f.struct is not None and f.type == f.struct.name):
                 parts.append(f"{jackson_string(f.json_name)}:{_value(f, f.type, v, version)}")
         elif version in f.versions:
             parts.append(f"{jackson_string(f.json_name)}:{_value(f, f.type, v, version)}")

@@ -186,6 +186,12 @@ def _value(r: _Reader, field: Field, type_: str, version: int, flexible: bool) -
         return [_value(r, field, element, version, flexible) for _ in range(n)]
     if field.struct is None:
         raise MessageError(f"unknown type {type_} of field {field.name}", r.pos)
+    if version in field.nullable and type_ == field.type:  # the field itself, not an element of a nullable array
+        # A nullable struct starts with a presence marker, as the generated readers read it: an unsigned varint in
+        # flexible versions (0: null), an int8 otherwise (negative: null).
+        present = r.uvarint() > 0 if flexible else r.fixed(">b") >= 0
+        if not present:
+            return None
     return _read_struct(r, field.struct, version, flexible)
 
 

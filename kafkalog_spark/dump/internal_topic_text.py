@@ -1,0 +1,157 @@
+"""Keys and payloads of internal topics' records as kafka-dump-log's decoders print them (--offsets-decoder,
+--transaction-log-decoder, --cluster-metadata-decoder, --share-group-state-decoder), for the Kafka version chosen.
+
+The records are decoded by :mod:`kafkalog_spark.format.internal_topics` (the schemas as data); this module only
+writes them as each version's DumpLogSegments does, errors included.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from ..format.internal_topics import (
+    CLUSTER_METADATA,
+    TRANSACTION_STATE,
+    TXN_STATES,
+    CoordinatorRecord,
+    JavaException,
+    MetadataError,
+    RecordError,
+    UnknownRecordType,
+    decode_metadata,
+    decode_record,
+    schema,
+    transaction_text_v3,
+)
+from ..format.messages import MessageError, Struct, read_message
+from ..kafka_versions import KafkaVersion
+from .message_json import UnsupportedVersionError, jackson_string, message_json, struct_json
+from .tool_errors import ToolCrash
+
+
+def _fields_json(s: Struct, values: dict, version: int, replaced: dict[str, str]) -> str:
+    """struct_json with some fields' JSON given: one field at a time keeps the schema's order."""
+    parts = [replaced[f.name] if f.name in replaced else struct_json(Struct(s.name, (f,)), values, version)[1:-1]
+             for f in s.fields]
+    return "{" + ",".join(p for p in parts if p) + "}"
+
+
+def _consumer_protocol(data: bytes, name: str, version: KafkaVersion) -> str | None:
+    """A member's embedded ConsumerProtocol bytes as JSON (an int16 version, then the message); None where
+    they do not read, and the tool keeps the bytes."""
+    s = schema(name, version)
+    if s is None or len(data) < 2:
+        return None
+    v = int.from_bytes(data[:2], "big", signed=True)
+    try:
+        return message_json(s, read_message(s, data[2:], v), v)
+    except (MessageError, UnsupportedVersionError):
+        return None
+
+
+def _group_metadata_json(c: CoordinatorRecord, version: KafkaVersion) -> str:
+    """GroupMetadataValue with each consumer member's subscription and assignment decoded, as both tools do."""
+    assert c.value_schema is not None and c.value is not None and c.value_version is not None
+    root, v = c.value_schema.root, c.value_version
+    if c.value["protocolType"] != "consumer":
+        return message_json(c.value_schema, c.value, v)
+    members_field = next(f for f in root.fields if f.name == "members")
+    assert members_field.struct is not None
+    members = []
+    for m in c.value["members"]:
+        replaced = {}
+        for field, name in (("subscription", "ConsumerProtocolSubscription"), ("assignment",
+                                                                               "ConsumerProtocolAssignment")):
+            decoded = _consumer_protocol(m[field], name, version)
+            if decoded is not None:
+                replaced[field] = f"{jackson_string(field)}:{decoded}"
+        members.append(_fields_json(members_field.struct, m, v, replaced))
+    return _fields_json(root, c.value, v, {"members": '"members":[' + ",".join(members) + "]"})
+
+
+def _value_json(c: CoordinatorRecord, version: KafkaVersion) -> str:
+    assert c.value_schema is not None and c.value is not None and c.value_version is not None
+    if c.value_schema.name == "GroupMetadataValue":
+        return _group_metadata_json(c, version)
+    if c.value_schema.name == "TransactionLogValue":  # 4.x prints the state's name, not its id
+        status = c.value["TransactionStatus"]
+        name = TXN_STATES[status] if 0 <= status < len(TXN_STATES) else str(status)
+        return _fields_json(c.value_schema.root, c.value, c.value_version,
+                            {"TransactionStatus": f'"transactionStatus":{jackson_string(name)}'})
+    return message_json(c.value_schema, c.value, c.value_version)
+
+
+def java_double(d: float) -> str:
+    """Double.toString (Jackson prints a DoubleNode so): the shortest digits, plain from 10^-3 to 10^7, else
+    d.dddE<n>. Java before 19 sometimes printed one more digit than the shortest."""
+    if d != d:
+        return "NaN"
+    if d in (float("inf"), float("-inf")):
+        return "Infinity" if d > 0 else "-Infinity"
+    if d == 0:
+        return "-0.0" if str(d).startswith("-") else "0.0"
+    sign, digits, exponent = Decimal(repr(d)).as_tuple()
+    text = "".join(map(str, digits)).rstrip("0") or "0"
+    point = len(digits) + int(exponent)  # the decimal point's place after the first digit of `digits`
+    head = "-" if sign else ""
+    if 1e-3 <= abs(d) < 1e7:
+        if point <= 0:
+            return f"{head}0.{'0' * -point}{text}"
+        whole, frac = text[:point].ljust(point, "0"), text[point:]
+        return f"{head}{whole}.{frac or '0'}"
+    return f"{head}{text[0]}.{text[1:] or '0'}E{point - 1}"
+
+
+def _metadata_text(value: bytes | None, offset: int, version: KafkaVersion) -> str:
+    """ClusterMetadataLogMessageParser: the record as {"type","version","data"}, or its error (no key)."""
+    try:
+        m = decode_metadata(b"" if value is None else value, version)  # null fails as empty: at the frame version
+    except MetadataError as e:
+        return f"Error at {offset}, skipping. {e}"
+    floats = {f.name: f"{jackson_string(f.json_name)}:{java_double(m.message[f.name])}"
+              for f in m.schema.root.fields if f.type == "float64" and m.version in f.versions}
+    data = _fields_json(m.schema.root, m.message, m.version, floats)
+    return f'{{"type":"{m.type_name}","version":{m.version},"data":{data}}}'
+
+
+def decoded(r: dict, decoder: str, version: KafkaVersion) -> tuple[str | None, str | None]:
+    """(key, payload) text of a record through ``decoder`` (an internal topic's name), as DumpLogSegments' message
+    parsers of ``version`` print them; raises RecordCrash where the tool dies on the record."""
+    v3 = version == KafkaVersion.V3_9
+    if decoder == CLUSTER_METADATA:
+        return None, _metadata_text(r["value"], r["offset"], version)
+    if v3 and decoder == TRANSACTION_STATE:
+        return _transaction_text_v3(r)
+    if r["key"] is None:
+        how = "offset topic decoder" if v3 else "the specified decoder"
+        raise ToolCrash("java.lang.RuntimeException",
+                        f"Failed to decode message at offset {r['offset']} using {how} (message had a missing key)")
+    try:
+        c = decode_record(decoder, version, r["key"], r["value"])
+        key = f'{{"type":"{c.record_type}","data":{message_json(c.key_schema, c.key, c.key_version)}}}'
+        if c.value is None:
+            return key, "<DELETE>"
+        return key, f'{{"version":"{c.value_version}","data":{_value_json(c, version)}}}'
+    except UnknownRecordType as e:
+        return f"Unknown record type {e.record_type} at offset {r['offset']}, skipping.", None
+    except (RecordError, UnsupportedVersionError) as e:
+        return f"Error at offset {r['offset']}, skipping. {e}", None
+
+
+class RecordCrash(ToolCrash):
+    """A decoder's exception that ends the run in the middle of a record line: the tool has printed the
+    record's metadata (without a newline) when it dies, and so do we (with one)."""
+
+    def __init__(self, crash: ToolCrash) -> None:
+        super().__init__(crash.java_class, crash.message)
+
+
+def _transaction_text_v3(r: dict) -> tuple[str, str | None]:
+    # 3.9's TransactionLogMessageParser lets every exception through: each one ends the run
+    if r["key"] is None:
+        raise ToolCrash("java.lang.NullPointerException",
+                        'Cannot invoke "java.nio.ByteBuffer.getShort()" because "buffer" is null')
+    try:
+        return transaction_text_v3(r["key"], r["value"])
+    except JavaException as e:
+        raise ToolCrash(e.java_class, e.message) from e
