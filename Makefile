@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 PYSPARKS       ?= 4.0 4.1 4.2
 COMPAT_PYTHONS ?= $(PYTHON)
 
-.PHONY: demo browser test test-packaging lint bench samples wheel compat dump-compare fuzz kill-matrix many-dirs clean
+.PHONY: demo browser test test-cluster test-packaging lint bench samples wheel compat dump-compare fuzz kill-matrix many-dirs clean
 
 # [spark]: the package itself does not depend on Spark (a platform's own Spark must stay); a local run does.
 $(STAMP): pyproject.toml
@@ -37,6 +37,11 @@ browser:
 test: $(STAMP) browser
 	$(PY) -m ruff check kafkalog_spark jobs tests
 	$(PY) -m pytest
+
+# The nightly job and the source on a real Spark standalone cluster (a master and two workers on loopback; about
+# 4 minutes): not part of make test, which it would take past 20 minutes.
+test-cluster: $(STAMP)
+	$(PY) -m pytest -m cluster tests/test_standalone.py
 
 # Only the packaging test: builds the wheel, installs it with [spark] into a fresh venv and runs `kafkalog demo`
 # from an empty directory.
