@@ -188,8 +188,11 @@ def test_the_report_command_from_tables_and_from_log_dirs(spark, snapshot: dict,
     (["nightly", "--log-dir", "{samples}/legacy", "--warehouse", "{work}/wh2", "--set", "retention.ms=soon"],
      "--set"),
     (["nightly", "--log-dir", "{samples}/legacy", "--warehouse", "{work}/wh2", "--report", "{work}"], "a directory"),
+    (["nightly", "--config", "{work}/bad-what-if.toml", "--log-dir", "{samples}/legacy", "--warehouse", "{work}/wh2"],
+     "[configs] what_if"),
 ])
 def test_report_usage_errors(snapshot: dict, samples: Path, capsys, argv: list[str], message: str) -> None:
+    (snapshot["work"] / "bad-what-if.toml").write_text('[configs]\nwhat_if = ["retention.ms=soon"]\n')
     code = main([a.format(work=snapshot["work"], samples=samples) for a in argv])
     err = capsys.readouterr().err
     assert code == 2 and message in err and len(err.strip().splitlines()) == 1, err

@@ -134,7 +134,7 @@ def _named(option: str, path: str | None, load: Callable[[], T]) -> T:
 
 
 def topic_configs(broker: str | None, overrides: str | None, what_if: list[str] | None = None, *,
-                  names: tuple[str, str] = ("--broker-config", "--topic-config"),
+                  names: tuple[str, str] = ("--broker-config", "--topic-config"), what_if_name: str = "--set",
                   kafka_version: KafkaVersion = LATEST):
     """The topics' configs from ``--broker-config``, ``--topic-config`` and ``--set`` (merged on top) by
     ``kafka_version``'s rules, each layer checked on its own so that a bad value is blamed on the option (of
@@ -151,8 +151,8 @@ def topic_configs(broker: str | None, overrides: str | None, what_if: list[str] 
         configs = _named(overrides_name, overrides,
                          lambda: TopicConfigs(configs.broker, overrides, kafka_version=kafka_version))
     if what_if:
-        assignments = _named("--set", None, lambda: parse_assignments(what_if))
-        configs = _named("--set", None, lambda: configs.with_what_if(assignments))
+        assignments = _named(what_if_name, None, lambda: parse_assignments(what_if))
+        configs = _named(what_if_name, None, lambda: configs.with_what_if(assignments))
     return configs
 
 

@@ -68,6 +68,7 @@ def load_config(args: argparse.Namespace):
         raise UsageError(f"--warehouse {config.location.warehouse}: not a directory")
     topic_configs(config.broker_config, config.topic_config, list(config.what_if),
                   names=("[configs] broker_properties", "[configs] topic_overrides"),
+                  what_if_name="--set" if getattr(args, "what_if", None) else "[configs] what_if",
                   kafka_version=config.kafka_version)
     if config.report and os.path.isdir(local_path(config.report)):
         raise UsageError(f"--report {config.report}: a directory; expected the HTML file to write")
