@@ -23,8 +23,7 @@ def run_nightly(args: argparse.Namespace) -> int:
     from ..nightly import run, summary
 
     config = load_config(args)  # every path and config checked before Spark starts
-    where = config.location.warehouse or ".".join(p for p in (config.location.catalog, config.location.schema) if p)
-    progress(f"snapshot of {len(config.log_dirs)} log dir(s) into {where}")
+    progress(f"snapshot of {len(config.log_dirs)} log dir(s) into {config.location.description}")
     spark = spark_session(args, "kafkalog-nightly", delta=True)
     tables = run(spark, config)
     rows = [r.asDict() for r in summary(tables).collect()]

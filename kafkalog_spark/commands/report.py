@@ -65,11 +65,7 @@ def _from_tables(args: argparse.Namespace):
     try:
         return snapshot_tables(spark, location, args.snapshot_id, names), []
     except ValueError as e:  # no such snapshot, a malformed snapshot id
-        raise UsageError(f"{where(location)}: {e}") from None
-
-
-def where(location) -> str:
-    return location.warehouse or ".".join(p for p in (location.catalog, location.schema) if p)
+        raise UsageError(f"{location.description}: {e}") from None
 
 
 def _from_log_dirs(args: argparse.Namespace):

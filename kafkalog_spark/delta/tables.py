@@ -56,5 +56,10 @@ class TableLocation:
         return ".".join(p for p in (self.catalog, self.schema, table) if p)
 
     @property
+    def description(self) -> str:
+        """Where the tables are, as a person names it: the warehouse path, or [catalog.]schema."""
+        return self.warehouse or ".".join(p for p in (self.catalog, self.schema) if p)
+
+    @property
     def by_path(self) -> bool:
         return self.warehouse is not None

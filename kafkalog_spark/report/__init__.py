@@ -21,11 +21,8 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from ..delta import TableLocation, committed, read_table
-from .data import ReportData, report_data
+from .data import REPORT_TABLES, ReportData, report_data
 from .page import render_html
-
-# The tables the report reads, by the nightly job's names.
-REPORT_TABLES = ("partition_stats", "segment_stats", "index_findings", "retention_forecast", "compaction_preview")
 
 __all__ = ["REPORT_TABLES", "ReportData", "latest_snapshot", "previous_snapshot", "render_html", "report_data",
            "report_html", "snapshot_tables", "write_report"]

@@ -17,6 +17,8 @@ from pyspark.sql.window import Window
 
 Rows = list[dict[str, Any]]
 SEVERITIES = ("error", "warning", "info")
+# The tables the report reads, by the nightly job's names.
+REPORT_TABLES = ("partition_stats", "segment_stats", "index_findings", "retention_forecast", "compaction_preview")
 PARTITION_KEYS = ["logDir", "topic", "partition"]
 # The forecast days a table shows (the chart shows every day of the forecast).
 FORECAST_COLUMNS_DAYS = (0, 1, 7)
@@ -179,7 +181,7 @@ def report_data(tables: Mapping[str, DataFrame], *, top: int = 20, timeline_part
     growth is also measured since that snapshot."""
     # Each table is read by several aggregations: read it once (a Delta table's read replays its log and joins
     # the snapshot manifest each time).
-    cached = {name: tables[name].persist() for name in _READ}
+    cached = {name: tables[name].persist() for name in REPORT_TABLES}
     if "previous_partition_stats" in tables:
         cached["previous_partition_stats"] = tables["previous_partition_stats"]
     try:
@@ -187,9 +189,6 @@ def report_data(tables: Mapping[str, DataFrame], *, top: int = 20, timeline_part
     finally:
         for df in cached.values():
             df.unpersist()
-
-
-_READ = ("partition_stats", "segment_stats", "index_findings", "retention_forecast", "compaction_preview")
 
 
 def _report_data(tables: Mapping[str, DataFrame], top: int, timeline_partitions: int, timeline_segments: int,
