@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 PYSPARKS       ?= 4.0 4.1 4.2
 COMPAT_PYTHONS ?= $(PYTHON)
 
-.PHONY: demo browser test test-cluster test-packaging lint bench samples wheel compat dump-compare fuzz kill-matrix many-dirs clean
+.PHONY: demo browser test test-cluster test-packaging lint bench samples samples-internal wheel compat dump-compare fuzz kill-matrix many-dirs clean
 
 # [spark]: the package itself does not depend on Spark (a platform's own Spark must stay); a local run does.
 $(STAMP): pyproject.toml
@@ -71,6 +71,11 @@ bench: $(STAMP)
 # Both corpora (data/samples: Kafka 3.9.2, data/samples-kafka4: 4.4.0), each with both versions' dump goldens.
 samples: $(STAMP)
 	$(PY) -m tests.harness.make_samples
+
+# Kafka's internal topics (__consumer_offsets, __transaction_state, __cluster_metadata, __share_group_state) from a
+# 3.9.2 and a 4.4.0 broker, each with oracle.json: the broker's own view recorded before its clean stop.
+samples-internal: $(STAMP)
+	$(PY) -m tests.harness.internal_corpus
 
 # kafkalog dump against kafka-dump-log 3.9.2 and 4.4.0 on any log dirs (not part of `make test`):
 # make dump-compare DIRS="/var/lib/kafka/data other/log/dir"; exits 1 on any difference.

@@ -119,6 +119,27 @@ _TABLE: list[tuple[str, Severity, str, str]] = [
     ("meta_properties_missing_key", E, "meta.properties", "node.id or cluster.id missing (required in version 1)"),
     ("meta_properties_bad_value", E, "meta.properties", "a node id that is not an int, or a directory id that is "
      "not a Uuid"),
+    # internal topics (records of __consumer_offsets, __transaction_state, __share_group_state, __cluster_metadata)
+    ("internal_record_unknown", W, "internal topics", "a record type or version this Kafka version's schemas do not "
+     "know (written by a newer broker?): left out of the state views, raw bytes in the records view"),
+    ("internal_record_undecodable", E, "internal topics", "a record whose bytes do not fit its schema: left out of the "
+     "state views, raw bytes in the records view"),
+    # offline consumer positions, transactions and the topic catalog (analyses of the internal topics)
+    ("group_offset_below_log_start", W, "consumer_positions", "a group's committed offset is below the partition's "
+     "log start offset: the group resets (auto.offset.reset) when it resumes, skipping or re-reading records"),
+    ("group_offset_beyond_log_end", W, "consumer_positions", "a group's committed offset is beyond the partition's "
+     "log end offset (the log was truncated or replaced, or the offset was set by hand): the group resets"),
+    ("transaction_open", I, "open_transactions", "a transaction open in a data partition at the snapshot time, within "
+     "its timeout; it holds back the last stable offset (read_committed consumers wait)"),
+    ("transaction_hanging", E, "open_transactions", "a transaction open in a data partition past its timeout at the "
+     "snapshot time, or one the transaction coordinator no longer has as ongoing: it pins the last stable offset "
+     "until it is aborted (kafka-transactions abort)"),
+    ("partition_topic_id_unknown", E, "catalog_checks", "a partition dir whose topic id (`partition.metadata`) the "
+     "cluster metadata does not know: the broker will not serve it (a stray partition)"),
+    ("partition_topic_id_mismatch", E, "catalog_checks", "a partition dir whose topic id is not the id the cluster "
+     "metadata has for its topic name (a topic deleted and created again)"),
+    ("deleted_topic_on_disk", W, "catalog_checks", "a partition dir of a topic the cluster metadata deleted, not yet "
+     "removed (normal for file.delete.delay.ms after a deletion)"),
     # validation: segments and batches
     ("batch_offsets_not_increasing", E, "validate", "a batch's first offset is not above the previous batch's "
      "last"),

@@ -21,6 +21,7 @@ from pyspark.sql.types import (
     ByteType,
     IntegerType,
     LongType,
+    MapType,
     ShortType,
     StringType,
     StructField,
@@ -198,5 +199,133 @@ PARTITION_FILES = StructType(
         StructField("topicId", StringType()),
         StructField("leaderId", IntegerType()),  # quorum-state: the KRaft leader (-1: none known)
         StructField("votedId", IntegerType()),  # quorum-state: the candidate voted for in that epoch (-1: none)
+    ]
+)
+
+
+# The views of the internal topics (`decodeInternal` and the state views, kafkalog_spark.state). Each row says where
+# its record was read: the internal topic's partition (sourcePartition), the record's offset and time, its segment.
+_SOURCE_RECORD = [
+    StructField("sourcePartition", IntegerType()),  # the __consumer_offsets / __transaction_state partition
+    StructField("recordOffset", LongType()),
+    StructField("recordTimestamp", TimestampType()),
+    StructField("segmentBaseOffset", LongType()),
+]
+
+# The records view's decoded form of an internal topic's records (option decodeInternal=true): null elsewhere.
+DECODED_INTERNAL = [
+    StructField("keyType", StringType()),  # OffsetCommit, GroupMetadata, TransactionLog, TOPIC_RECORD, LEADER_CHANGE...
+    StructField("keyVersion", ShortType()),
+    StructField("decodedKey", StringType()),  # JSON, as Kafka's generated JsonConverter writes the message
+    StructField("valueVersion", ShortType()),
+    StructField("decodedValue", StringType()),
+    StructField("decodeError", StringType()),  # why the record could not be decoded (its raw bytes stay)
+]
+
+CONSUMER_OFFSETS = StructType(
+    [
+        StructField("group", StringType()),
+        StructField("topic", StringType()),  # the partition the offset is committed for
+        StructField("partition", IntegerType()),
+        StructField("committedOffset", LongType()),  # null on a tombstone (the offset was deleted or expired)
+        StructField("leaderEpoch", IntegerType()),
+        StructField("metadata", StringType()),
+        StructField("commitTimestamp", TimestampType()),
+        StructField("expireTimestamp", TimestampType()),  # only value version 1 has one
+        StructField("topicId", StringType()),  # value version 4 (Kafka 4.x)
+        StructField("isTombstone", BooleanType()),
+        StructField("txnStatus", StringType()),  # committed, aborted, open for a TxnOffsetCommit; null otherwise
+        StructField("isLatest", BooleanType()),  # the version the coordinator holds (a tombstone: none)
+    ]
+    + _SOURCE_RECORD
+)
+
+ASSIGNED_PARTITION = StructType([StructField("topic", StringType()), StructField("topicId", StringType()),
+                                 StructField("partition", IntegerType())])
+GROUP_MEMBER = StructType(
+    [
+        StructField("memberId", StringType()),
+        StructField("groupInstanceId", StringType()),
+        StructField("clientId", StringType()),
+        StructField("clientHost", StringType()),
+        StructField("sessionTimeoutMs", IntegerType()),
+        StructField("rebalanceTimeoutMs", IntegerType()),
+        StructField("memberEpoch", IntegerType()),  # the classic generation, or the member's epoch
+        StructField("memberState", StringType()),  # new protocols: STABLE, UNREVOKED_PARTITIONS, ...
+        StructField("assignment", ArrayType(ASSIGNED_PARTITION)),  # new protocols name topics by id only
+    ]
+)
+
+GROUP_METADATA = StructType(
+    [
+        StructField("group", StringType()),
+        StructField("groupType", StringType()),  # classic, consumer (KIP-848), share (KIP-932), streams (KIP-1071)
+        StructField("protocolType", StringType()),
+        StructField("protocol", StringType()),  # the classic group's assignor
+        StructField("state", StringType()),  # as the coordinator loads it: Empty, Stable, ... or Dead (deleted)
+        StructField("generation", IntegerType()),  # classic generation, or the group epoch
+        StructField("leader", StringType()),
+        StructField("stateTimestamp", TimestampType()),
+        StructField("members", ArrayType(GROUP_MEMBER)),
+        StructField("isDeleted", BooleanType()),
+    ]
+    + _SOURCE_RECORD
+)
+
+TRANSACTIONS = StructType(
+    [
+        StructField("transactionalId", StringType()),
+        StructField("producerId", LongType()),
+        StructField("producerEpoch", ShortType()),
+        StructField("previousProducerId", LongType()),
+        StructField("state", StringType()),  # Empty, Ongoing, PrepareCommit, CompleteCommit, ... (TransactionState)
+        StructField("partitions", ArrayType(StructType([StructField("topic", StringType()),
+                                                        StructField("partition", IntegerType())]))),
+        StructField("timeoutMs", IntegerType()),
+        StructField("startTimestamp", TimestampType()),
+        StructField("lastUpdateTimestamp", TimestampType()),
+        StructField("isTombstone", BooleanType()),  # the transactional id expired
+        StructField("isLatest", BooleanType()),
+    ]
+    + _SOURCE_RECORD
+)
+
+CLUSTER_METADATA = StructType(
+    [
+        StructField("offset", LongType()),
+        StructField("timestamp", TimestampType()),
+        StructField("recordType", StringType()),  # MetadataRecordType (TOPIC_RECORD...) or the control type
+        StructField("version", ShortType()),
+        StructField("payload", StringType()),  # JSON, as Kafka's JsonConverter writes the record
+        StructField("isControl", BooleanType()),
+        StructField("segmentBaseOffset", LongType()),
+    ]
+    + _SNAPSHOT
+)
+
+CATALOG_PARTITION = StructType(
+    [
+        StructField("partition", IntegerType()),
+        StructField("leader", IntegerType()),  # -1: none (e.g. after the controlled shutdown of its only replica)
+        StructField("leaderEpoch", IntegerType()),
+        StructField("partitionEpoch", IntegerType()),
+        StructField("replicas", ArrayType(IntegerType())),
+        StructField("isr", ArrayType(IntegerType())),
+        StructField("addingReplicas", ArrayType(IntegerType())),
+        StructField("removingReplicas", ArrayType(IntegerType())),
+    ]
+)
+
+TOPIC_CATALOG = StructType(
+    [
+        StructField("topicId", StringType()),  # Kafka's Uuid text (base64), as partition.metadata holds it
+        StructField("topic", StringType()),
+        StructField("partitionCount", IntegerType()),
+        StructField("partitions", ArrayType(CATALOG_PARTITION)),
+        StructField("configs", MapType(StringType(), StringType())),  # the topic's dynamic configs (overrides)
+        StructField("isDeleted", BooleanType()),  # deleted by a RemoveTopicRecord the retained log holds
+        StructField("createdOffset", LongType()),  # the TopicRecord's offset; null when it came from a snapshot
+        StructField("deletedOffset", LongType()),
+        StructField("asOfOffset", LongType()),  # the last metadata offset the image includes
     ]
 )

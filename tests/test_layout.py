@@ -11,12 +11,13 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "kafkalog_spark"
 
-# Lowest first: bytes -> files on disk -> configs -> the Spark source and the dump -> analyses -> Delta -> the
-# report -> jobs.
+# Lowest first: bytes -> files on disk -> the internal topics' state -> configs -> the Spark source and the dump ->
+# analyses -> Delta -> the report -> jobs.
 LAYERS = [
     {"finding_kinds", "findings", "schemas", "kafka_versions"},
     {"format"},
     {"log"},
+    {"state"},
     {"config"},
     {"source", "dump"},
     {"analysis"},

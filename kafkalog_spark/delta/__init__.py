@@ -1,7 +1,7 @@
 """Writing analysis results into Delta tables, one snapshot at a time, all-or-nothing (:mod:`.snapshots`)."""
 
-from .snapshots import MANIFEST, append_rows, commit, committed, drop_runs, new_run_id, other_runs, read_table
+from .snapshots import MANIFEST, append_rows, commit, committed, drop_runs, new_run_id, other_runs, read_table, run_rows
 from .tables import IDENTIFIER, TableLocation, check_name, check_snapshot_id
 
 __all__ = ["IDENTIFIER", "MANIFEST", "TableLocation", "append_rows", "check_name", "check_snapshot_id", "commit",
-           "committed", "drop_runs", "new_run_id", "other_runs", "read_table"]
+           "committed", "drop_runs", "new_run_id", "other_runs", "read_table", "run_rows"]

@@ -115,6 +115,16 @@ def read_table(spark: SparkSession, where: TableLocation, table: str, snapshot_i
     return df.join(F.broadcast(keys), ["snapshotId", RUN_COLUMN], "left_semi").drop(RUN_COLUMN)
 
 
+def run_rows(spark: SparkSession, where: TableLocation, table: str, snapshot_id: str, run_id: str) -> DataFrame:
+    """The rows run ``run_id`` appended to ``table`` for ``snapshot_id`` so far, committed or not: what a run reads
+    back of its own tables (the analyses across every log dir of the snapshot), never what readers see."""
+    check_snapshot_id(snapshot_id)
+    _check_run_id(run_id)
+    df = _load(spark, where, table)
+    return (df.where((F.col("snapshotId") == snapshot_id) & (F.col(RUN_COLUMN) == run_id))
+            .drop("snapshotId", "snapshotTime", RUN_COLUMN))
+
+
 def other_runs(spark: SparkSession, where: TableLocation, tables: Sequence[str], snapshot_id: str,
                run_id: str) -> dict[str, list[str]]:
     """Per table, the runs other than ``run_id`` that wrote rows of ``snapshot_id``: the run this one replaced, or

@@ -23,9 +23,9 @@ from ..format.internal_topics import (
     schema,
     transaction_text_v3,
 )
+from ..format.message_json import UnsupportedVersionError, jackson_string, message_json, struct_json
 from ..format.messages import MessageError, Struct, read_message
 from ..kafka_versions import KafkaVersion
-from .message_json import UnsupportedVersionError, jackson_string, message_json, struct_json
 from .tool_errors import ToolCrash
 
 

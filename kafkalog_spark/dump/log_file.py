@@ -17,6 +17,7 @@ from ..findings import Finding
 from ..format.batches import SegmentContext, batches_view
 from ..format.control_records import decode_control_message
 from ..format.java_text import java_utf8
+from ..format.message_json import UnsupportedVersionError, message_json
 from ..format.messages import MessageError
 from ..format.records import control_type, records_view
 from ..kafka_versions import LATEST, KafkaVersion
@@ -24,7 +25,6 @@ from ..log.file_records import FileRecords
 from ..log.log_dir import segment_of_file
 from .internal_topic_text import RecordCrash, decoded
 from .log_walk import INT_MAX, record_timestamps
-from .message_json import UnsupportedVersionError, message_json
 from .tool_errors import ToolCrash, ToolErrors
 
 BOOTSTRAP_CHECKPOINT = "bootstrap.checkpoint"  # BootstrapDirectory.BINARY_BOOTSTRAP_FILENAME

@@ -16,7 +16,7 @@ from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 from pyspark.sql.types import StructType
 
 from ..schemas import with_problem
-from .options import SourceOptions
+from .options import VIEW_TOPICS, SourceOptions
 
 
 @dataclass
@@ -40,13 +40,14 @@ class KafkaLogDataSource(DataSource):
     def schema(self) -> StructType:
         from .views import view_schema
 
-        return with_problem(view_schema(SourceOptions.parse(dict(self.options)).view))
+        options = SourceOptions.parse(dict(self.options))
+        return with_problem(view_schema(options.view, options.decode_internal))
 
     def reader(self, schema: StructType) -> DataSourceReader:
         from .views import view_schema
 
         options = SourceOptions.parse(dict(self.options))
-        expected = with_problem(view_schema(options.view))
+        expected = with_problem(view_schema(options.view, options.decode_internal))
         if schema != expected:  # Spark skips schema() when the user gives one: each view's schema is fixed
             raise ValueError(f"kafkalog: the {options.view} view has a fixed schema; remove .schema(...) from the "
                              f"read (its columns are: {', '.join(expected.fieldNames())})")
@@ -81,7 +82,8 @@ class KafkaLogReader(DataSourceReader):
             parts = [SegmentGroup(g, []) for g in group_splits(splits, opts.max_split_bytes, opts.open_cost_bytes)]
         else:
             dirs = plan_partition_dirs(opts, self.pushdown, problems=problems)
-            parts = [SegmentGroup([], dirs[i:i + 64]) for i in range(0, len(dirs), 64)]
+            step = 1 if opts.view in VIEW_TOPICS else 64  # a state view decodes its partitions whole: one a task
+            parts = [SegmentGroup([], dirs[i:i + step]) for i in range(0, len(dirs), step)]
         parts = parts or [SegmentGroup([], [])]
         parts[0].problems = problems
         return parts

@@ -18,6 +18,9 @@ PUSHABLE = {
     "segments": {"topic", "partition", "baseOffset"},
     "index": {"topic", "partition", "segmentBaseOffset"},
     "partition_files": {"topic", "partition"},
+    # the state views: their topic and partition columns are not the partition dirs read
+    "consumer_offsets": set(), "group_metadata": set(), "transactions": set(), "cluster_metadata": set(),
+    "topic_catalog": set(),
 }
 
 _OPS = {

@@ -6,8 +6,16 @@ import json
 import re
 from dataclasses import dataclass
 
-VIEWS = ("records", "batches", "segments", "index", "partition_files")
 INTERNAL_TOPICS = ("__consumer_offsets", "__transaction_state", "__cluster_metadata", "__share_group_state")
+# The state views of the internal topics (kafkalog_spark.state), each reading only its topic's partition dirs.
+VIEW_TOPICS = {
+    "consumer_offsets": "__consumer_offsets",
+    "group_metadata": "__consumer_offsets",
+    "transactions": "__transaction_state",
+    "cluster_metadata": "__cluster_metadata",
+    "topic_catalog": "__cluster_metadata",
+}
+VIEWS = ("records", "batches", "segments", "index", "partition_files", *VIEW_TOPICS)
 
 
 MAX_SIZE = 2**63 - 1  # a Java long, as Spark's own byte sizes
@@ -51,6 +59,7 @@ class SourceOptions:
     max_decompressed_bytes: int = 256 * 1024 * 1024
     pushdown: bool = True  # false: hand every filter back to Spark (for comparisons and debugging)
     kraft_snapshots: bool = True  # list and decode the metadata log's KRaft snapshots (`.checkpoint`) too
+    decode_internal: bool = False  # records view: add the decoded form of the internal topics' records
 
     @classmethod
     def parse(cls, options: dict[str, str]) -> SourceOptions:
@@ -79,6 +88,7 @@ class SourceOptions:
             paths=paths, view=view, topics=topics, topic_pattern=pattern, include_internal=internal,
             isolation=isolation, mode=mode, pushdown=_parse_bool(o, "pushdown", True),
             kraft_snapshots=_parse_bool(o, "kraftSnapshots", True),
+            decode_internal=_parse_bool(o, "decodeInternal", False),
             max_split_bytes=_size(o, "maxSplitBytes", "128m"),
             open_cost_bytes=_size(o, "openCostBytes", "4m"),
             chunk_bytes=_size(o, "chunkBytes", "8m"),
@@ -86,6 +96,8 @@ class SourceOptions:
         )
 
     def wants_topic(self, topic: str) -> bool:
+        if self.view in VIEW_TOPICS:  # a state view reads its own topic, whatever the topic options say
+            return topic == VIEW_TOPICS[self.view]
         # Named internal topics are read even without includeInternal: naming them is opting in.
         if topic in self.topics:
             return True

@@ -14,14 +14,17 @@ from ..log.aborted_transactions import AbortedTransactions
 from ..log.reader import iter_segment
 from ..schemas import arrow_schema
 from .filters import Pushdown
+from .internal_views import decoded_columns
 from .options import SourceOptions
 from .problems import check_failfast, log_dir_of, problem_rows
 from .views import read_partition_views
 
 
-def _with_source_columns(batch: pa.RecordBatch, schema: pa.Schema, log_dir: str) -> pa.RecordBatch:
+def _with_source_columns(batch: pa.RecordBatch, schema: pa.Schema, log_dir: str, opts: SourceOptions,
+                         topic: str) -> pa.RecordBatch:
     n = batch.num_rows
-    return pa.RecordBatch.from_arrays([*batch.columns, pa.array([log_dir] * n, pa.string()),
+    decoded = decoded_columns(batch, topic) if opts.view == "records" and opts.decode_internal else []
+    return pa.RecordBatch.from_arrays([*batch.columns, *decoded, pa.array([log_dir] * n, pa.string()),
                                        pa.nulls(n, schema.field("problem").type)], schema=schema)
 
 
@@ -46,7 +49,8 @@ def read_splits(splits, opts: SourceOptions, pushdown: Pushdown, schema: pa.Sche
             check_failfast(opts, findings)
             if opts.view == "records" and opts.isolation == "read_committed":
                 batch = batch.filter(pa.array(committed_mask(batch, aborted)))
-            table = pushdown.apply(pa.Table.from_batches([_with_source_columns(batch, schema, log_dir)]))
+            batch = _with_source_columns(batch, schema, log_dir, opts, split.topic)
+            table = pushdown.apply(pa.Table.from_batches([batch]))
             yield from table.to_batches()
         check_failfast(opts, findings)
         if findings:

@@ -12,6 +12,8 @@ from pyspark.sql.types import StructType
 
 from .. import schemas
 from ..findings import Finding
+from .internal_views import SCHEMAS as STATE_SCHEMAS
+from .internal_views import state_rows
 from .problems import check_failfast, problem_rows
 
 SCHEMAS = {
@@ -20,9 +22,15 @@ SCHEMAS = {
     "segments": schemas.SEGMENTS,
     "index": schemas.INDEX,
     "partition_files": schemas.PARTITION_FILES,
+    **STATE_SCHEMAS,
 }
 
-def view_schema(view: str) -> StructType:
+
+def view_schema(view: str, decode_internal: bool = False) -> StructType:
+    """A view's columns (without logDir and problem); the records view grows the decoded form of the internal
+    topics' records with ``decode_internal``."""
+    if view == "records" and decode_internal:
+        return StructType([*SCHEMAS[view].fields, *schemas.DECODED_INTERNAL])
     return SCHEMAS[view]
 
 
@@ -146,7 +154,10 @@ def read_partition_views(partition_dirs: list[str], opts, schema: pa.Schema) -> 
         if opts.view == "partition_files" and root not in roots:
             roots[root] = read_root_checkpoints(root)
         findings: list[Finding] = list(log.findings)  # a dir that cannot be listed, a FIFO named like a segment
-        rows = _ROWS[opts.view](log, findings, None, roots.get(root))
+        if opts.view in STATE_SCHEMAS:
+            rows = state_rows(opts.view, log, findings)
+        else:
+            rows = _ROWS[opts.view](log, findings, None, roots.get(root))
         check_failfast(opts, findings)
         location = {"topic": log.topic, "partition": log.partition, "logDir": root}
         if rows:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import base64
 from typing import Any
 
-from ..format.messages import Field, MessageSchema, Struct
+from .messages import Field, MessageSchema, Struct
 
 _SHORT_ESCAPES = {0x08: "\\b", 0x09: "\\t", 0x0A: "\\n", 0x0C: "\\f", 0x0D: "\\r", 0x22: '\\"', 0x5C: "\\\\"}
 _ESCAPES = {c: _SHORT_ESCAPES.get(c, f"\\u{c:04X}") for c in [*range(0x20), 0x22, 0x5C]}

@@ -1,0 +1,221 @@
+"""The internal topics' state views and analyses against the broker's own truth.
+
+data/samples-internal/<version> (tests/harness/internal_corpus.py, `make samples-internal`) was written by real
+3.9.2 and 4.4.0 brokers; its oracle.json is what the admin API and the Java Admin said right before the clean
+stop: committed offsets, group states and members, transactions, topics with ids, partitions and configs, log
+start and end offsets, producers' open transactions. Every assertion compares our rows with those figures.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from pyspark.sql import functions as F
+
+from kafkalog_spark.analysis.catalog_checks import (
+    catalog_checks,
+    catalog_findings,
+    live_partition_dirs,
+    special_partition_dirs,
+)
+from kafkalog_spark.analysis.consumer_positions import consumer_positions, position_findings
+from kafkalog_spark.analysis.log_offsets import log_offsets
+from kafkalog_spark.analysis.open_transactions import open_transaction_starts, open_transactions, transaction_findings
+from kafkalog_spark.config import TopicConfigs
+from kafkalog_spark.source import read_views
+from kafkalog_spark.state.records import decode
+
+CORPUS = Path(__file__).resolve().parent.parent / "data" / "samples-internal"
+VERSIONS = ("3.9.2", "4.4.0")
+STATE_VIEWS = ["consumer_offsets", "group_metadata", "transactions", "topic_catalog"]
+SPARK_VIEWS = ["records", "batches", "segments", "partition_files", *STATE_VIEWS]
+
+
+def _oracle(version: str) -> dict:
+    return json.loads((CORPUS / version / "oracle.json").read_text())
+
+
+@pytest.fixture(scope="module", params=VERSIONS)
+def corpus(request, spark):
+    version = request.param
+    broker = str(CORPUS / version / "broker")
+    views = read_views(spark, [broker], SPARK_VIEWS)
+    oracle = _oracle(version)
+    offsets = log_offsets(views["records"], views["batches"], views["segments"], views["partition_files"],
+                          TopicConfigs(), oracle["stopped_at_ms"]).withColumn("logDir", F.lit(broker)).persist()
+    state = {v: [r.asDict(recursive=True) for r in views[v].collect()] for v in STATE_VIEWS}
+    yield {"version": version, "broker": broker, "views": views, "oracle": oracle, "offsets": offsets, **state}
+    offsets.unpersist()
+
+
+def _groups(oracle: dict, *types: str) -> dict:
+    return {g: o for g, o in oracle["groups"].items() if not o.get("absent") and o["type"] in types}
+
+
+def test_the_latest_committed_offsets_are_the_admin_apis(corpus) -> None:
+    oracle = corpus["oracle"]
+    latest = {(r["group"], f"{r['topic']}-{r['partition']}"): r for r in corpus["consumer_offsets"]
+              if r["isLatest"] and not r["isTombstone"] and r["problem"] is None}
+    expected = {(g, tp): o for g, group in _groups(oracle, "classic", "consumer").items()
+                for tp, o in group["offsets"].items()}
+    assert expected and set(latest) == set(expected)
+    for key, o in expected.items():
+        row = latest[key]
+        assert (row["committedOffset"], row["leaderEpoch"], row["metadata"]) == (
+            o["offset"], o["leader_epoch"], o["metadata"]), key
+    # several versions of a key were written (g-classic committed orders-0 twice): only the newest is latest
+    versions = [r for r in corpus["consumer_offsets"] if (r["group"], r["topic"], r["partition"]) == ("g-classic",
+                                                                                                       "orders", 0)]
+    assert len(versions) >= 2 and sum(r["isLatest"] for r in versions) == 1
+
+
+def test_deleted_offsets_and_groups_end_in_tombstones(corpus) -> None:
+    rows = corpus["consumer_offsets"]
+    assert corpus["oracle"]["groups"]["g-deleted"] == {"absent": True}
+    deleted = [r for r in rows if r["group"] == "g-deleted" and r["isLatest"]]
+    assert deleted and all(r["isTombstone"] for r in deleted)
+    gone = [r for r in rows if (r["group"], r["topic"], r["partition"]) == ("g-offsets-deleted", "orders", 0)
+            and r["isLatest"]]
+    assert [r["isTombstone"] for r in gone] == [True]
+    # a group that only committed offsets has no GroupMetadata record; deleted, it is no live group either
+    assert "g-deleted" not in {g["group"] for g in corpus["group_metadata"] if not g["isDeleted"]}
+
+
+def test_group_states_members_and_assignments_are_the_admin_apis(corpus) -> None:
+    groups = {g["group"]: g for g in corpus["group_metadata"] if not g["isDeleted"]}
+    expected = _groups(corpus["oracle"], "classic", "consumer", "share")
+    assert expected and set(expected) <= set(groups)
+    for name, o in expected.items():
+        g = groups[name]
+        assert (g["groupType"], g["state"]) == (o["type"], o["state"]), name
+        if o["type"] == "classic" and o["members"]:
+            assert g["protocolType"] == o["protocol_type"] and g["protocol"] == o["protocol"]
+            ours = [(m["memberId"], m["clientId"], m["clientHost"],
+                     sorted((a["topic"], a["partition"]) for a in m["assignment"])) for m in g["members"]]
+            theirs = [(m["member_id"], m["client_id"], m["host"], sorted(tuple(a) for a in m["assignment"]))
+                      for m in o["members"]]
+            assert ours == theirs
+    assert groups["g-live"]["state"] == "Stable"  # the scenario really has a live member at the stop
+
+
+def test_transactions_are_the_coordinators(corpus) -> None:
+    latest = {r["transactionalId"]: r for r in corpus["transactions"] if r["isLatest"]}
+    expected = corpus["oracle"]["transactions"]
+    assert set(expected) <= set(latest)
+    for tid, o in expected.items():
+        r = latest[tid]
+        assert (r["producerId"], r["producerEpoch"], r["state"], r["timeoutMs"]) == (
+            o["producer_id"], o["producer_epoch"], o["state"], o["timeout_ms"]), tid
+        assert sorted((p["topic"], p["partition"]) for p in r["partitions"]) == sorted(tuple(p) for p in
+                                                                                      o["partitions"])
+    assert latest["t-open"]["state"] == "Ongoing"
+
+
+def test_topic_catalog_is_the_admin_apis(corpus) -> None:
+    oracle = corpus["oracle"]
+    live = {r["topic"]: r for r in corpus["topic_catalog"] if not r["isDeleted"]}
+    for name, o in oracle["topics"].items():
+        r = live[name]
+        assert r["topicId"] == o["topic_id"]
+        assert r["partitionCount"] == len(o["partitions"])
+        assert {str(p["partition"]): p["replicas"] for p in r["partitions"]} == {
+            p: v["replicas"] for p, v in o["partitions"].items()}
+        assert dict(r["configs"] or {}) == o["configs"], name
+    deleted = {r["topic"]: r["topicId"] for r in corpus["topic_catalog"] if r["isDeleted"]}
+    assert deleted == oracle["deleted_topics"]
+
+
+def test_log_offsets_are_the_admin_apis(corpus) -> None:
+    ours = {f"{r.topic}-{r.partition}": (r.logStartOffset, r.logEndOffset) for r in corpus["offsets"].collect()}
+    for tp, o in corpus["oracle"]["log_offsets"].items():
+        assert ours[tp] == (o["log_start"], o["log_end"]), tp
+
+
+def test_consumer_positions_say_which_groups_reset(corpus) -> None:
+    positions = consumer_positions(corpus["views"]["consumer_offsets"], corpus["offsets"])
+    rows = {(r.group, f"{r.topic}-{r.partition}"): r for r in positions.collect()}
+    oracle = corpus["oracle"]
+    for (group, tp), r in rows.items():
+        start, end = oracle["log_offsets"][tp]["log_start"], oracle["log_offsets"][tp]["log_end"]
+        committed = oracle["groups"][group]["offsets"][tp]["offset"]
+        expected = "below_log_start" if committed < start else "beyond_log_end" if committed > end else "ok"
+        assert r.position == expected, (group, tp)
+        assert r.lag == (end - committed if expected == "ok" else None)
+    assert rows[("g-reset", "payments-1")].position == "below_log_start"
+    assert rows[("g-beyond", "payments-0")].position == "beyond_log_end"
+    findings = {(r.check, r.topic, r.partition) for r in position_findings(positions).collect()}
+    assert findings == {("group_offset_below_log_start", "payments", 1),
+                        ("group_offset_beyond_log_end", "payments", 0)}
+
+
+def _open(corpus, as_of_ms: int) -> list:
+    starts = open_transaction_starts(corpus["offsets"], corpus["views"]["batches"])
+    return open_transactions(starts, corpus["views"]["transactions"], as_of_ms).collect()
+
+
+def test_the_killed_producers_transaction_is_open_then_hanging(corpus) -> None:
+    oracle = corpus["oracle"]
+    expected = {(tp, p["producer_id"], p["current_txn_start_offset"]) for tp, ps in oracle["producers"].items()
+                for p in ps if p["current_txn_start_offset"] is not None}
+    assert expected  # t-open's producer, in ledger-0 and ledger-1
+    at_stop = _open(corpus, oracle["stopped_at_ms"])
+    assert {(f"{r.topic}-{r.partition}", r.producerId, r.firstOffset) for r in at_stop} == expected
+    assert {(r.transactionalId, r.status, r.coordinatorState, r.timeoutMs) for r in at_stop} == {
+        ("t-open", "open", "Ongoing", oracle["transactions"]["t-open"]["timeout_ms"])}
+    assert all(r.pinsLastStableOffset and r.lastStableOffset == r.firstOffset for r in at_stop)
+    later = _open(corpus, oracle["transactions"]["t-open"]["start_ms"] + 900_001)
+    assert {(r.status, r.reason) for r in later} == {("hanging", "timeout")}
+    spark = corpus["offsets"].sparkSession
+    findings = transaction_findings(spark.createDataFrame(later)).collect()
+    assert {(f.check, f.severity) for f in findings} == {("transaction_hanging", "error")}
+
+
+def _checks(spark, broker: str, views: dict) -> list:
+    dirs = live_partition_dirs(views["partition_files"]).unionByName(special_partition_dirs(spark, [broker]))
+    return catalog_checks(dirs, views["topic_catalog"]).collect()
+
+
+def test_catalog_checks_know_every_dir_and_the_deleted_topic(corpus) -> None:
+    rows = _checks(corpus["offsets"].sparkSession, corpus["broker"], corpus["views"])
+    live = [r for r in rows if r.dirKind == "live" and r.topic != "__cluster_metadata"]
+    assert live and {r.status for r in live} == {"ok"}
+    doomed = [r for r in rows if r.topic == "doomed"]
+    assert [(r.dirKind, r.topicId, r.topicDeleted) for r in doomed] == [
+        ("delete", corpus["oracle"]["deleted_topics"]["doomed"], True)]
+
+
+def test_dirs_the_metadata_disowns_are_errors(spark, tmp_path: Path) -> None:
+    """A copy of audit-0 under a name the metadata never had (ghost-0) and audit-0 itself given another id (as
+    if the topic were deleted and created again): unknown topic id and id mismatch, both errors."""
+    broker = Path(shutil.copytree(CORPUS / "4.4.0" / "broker", tmp_path / "broker"))
+    audit_id = _oracle("4.4.0")["topics"]["audit"]["topic_id"]
+    shutil.copytree(broker / "audit-0", broker / "ghost-0")
+    for name, new_id in (("audit-0", "AAAAAAAAAAAAAAAAAAAAEg"), ("ghost-0", "AAAAAAAAAAAAAAAAAAAAEw")):
+        meta = broker / name / "partition.metadata"
+        meta.write_text(meta.read_text().replace(audit_id, new_id))
+    views = read_views(spark, [str(broker)], ["partition_files", "topic_catalog"])
+    rows = _checks(spark, str(broker), views)
+    assert sorted((r.topic, r.status) for r in rows if r.status not in ("ok", "metadata_log", "delete")) == [
+        ("audit", "topic_id_mismatch"), ("ghost", "unknown_topic_id")]
+    findings = {(f.check, f.topic, f.severity) for f in catalog_findings(spark.createDataFrame(rows)).collect()}
+    assert {("partition_topic_id_unknown", "ghost", "error"),
+            ("partition_topic_id_mismatch", "audit", "error")} <= findings
+
+
+def test_decode_internal_adds_the_decoded_form(spark) -> None:
+    df = (spark.read.format("kafkalog").option("decodeInternal", "true").option("topics", "__consumer_offsets")
+          .load(str(CORPUS / "4.4.0" / "broker")))
+    rows = df.where(F.col("problem").isNull() & ~F.col("isControl")).collect()
+    assert rows and all(r.keyType is not None and r.decodeError is None for r in rows)
+    commits = [json.loads(r.decodedKey) for r in rows if r.keyType == "OffsetCommit"]
+    assert {"group": "g-reset", "topic": "payments", "partition": 1} in commits
+
+
+def test_an_unknown_record_type_is_said_not_raised() -> None:
+    d = decode("__consumer_offsets", b"\x00\x63\x00\x01x", b"\x00\x00")
+    assert d.unknown and d.key_type is None and "99" in d.error
+    cut = decode("__transaction_state", b"\x00\x00\x00\x05ab", None)
+    assert not cut.unknown and cut.error is not None
