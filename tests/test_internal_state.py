@@ -219,3 +219,25 @@ def test_an_unknown_record_type_is_said_not_raised() -> None:
     assert d.unknown and d.key_type is None and "99" in d.error
     cut = decode("__transaction_state", b"\x00\x00\x00\x05ab", None)
     assert not cut.unknown and cut.error is not None
+
+
+def _cli(capsys, *args: str) -> tuple[int, list[dict], list[dict]]:
+    from kafkalog_spark.cli import main
+
+    code = main([*args, "--json", "-q"])
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    return code, [x for x in lines if x.get("kind") != "finding"], [x for x in lines if x.get("kind") == "finding"]
+
+
+def test_the_commands_gate_on_what_the_brokers_say(spark, capsys) -> None:
+    broker = str(CORPUS / "4.4.0" / "broker")
+    oracle = _oracle("4.4.0")
+    code, rows, findings = _cli(capsys, "consumer-positions", broker, "--fail-on", "warning")
+    assert code == 1 and {(r["group"], r["position"]) for r in rows if r["position"] != "ok"} == {
+        ("g-reset", "below_log_start"), ("g-beyond", "beyond_log_end")}
+    later = str(oracle["transactions"]["t-open"]["start_ms"] + 900_001)
+    code, rows, findings = _cli(capsys, "open-transactions", broker, "--now", later)
+    assert code == 1 and {f["check"] for f in findings} == {"transaction_hanging"}
+    code, rows, findings = _cli(capsys, "catalog-checks", broker)
+    assert code == 0 and [(f["check"], f["topic"], f["severity"]) for f in findings] == [
+        ("deleted_topic_on_disk", "doomed", "info")]

@@ -1,0 +1,126 @@
+"""`kafkalog consumer-positions`, `kafkalog open-transactions`, `kafkalog catalog-checks`: what the internal
+topics say, offline, checked against the data on disk; each a CI gate like validate.
+
+    kafkalog consumer-positions /var/lib/kafka/data --fail-on warning
+    kafkalog open-transactions /var/lib/kafka/data --now 2026-11-25T06:00:00Z --json
+    kafkalog catalog-checks /var/lib/kafka/data-1 /var/lib/kafka/data-2
+
+The LOGDIRs are one broker's log dirs, analysed together (its `__consumer_offsets` partitions may sit in another
+dir than the partitions they commit for). Exit codes: 0 ok, 1 a finding at or above ``--fail-on`` (default
+error), 2 usage error, 3 internal error.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+
+from .inputs import UsageError, check_log_dirs, configs_of, parse_time
+from .junit import SEVERITY_RANK
+from .output import add_config_arguments, iso_utc, print_json, print_table, progress
+from .runtime import EXIT_FINDINGS, EXIT_OK, spark_session, usage_errors
+from .stats import FINDING_COLUMNS
+
+COLUMNS = {
+    "consumer-positions": ["group", "topic", "partition", "committedOffset", "logStartOffset", "logEndOffset",
+                           "lag", "position"],
+    "open-transactions": ["topic", "partition", "producerId", "transactionalId", "firstOffset", "startTimestamp",
+                          "timeoutMs", "status", "reason", "lastStableOffset"],
+    "catalog-checks": ["topic", "partition", "dirKind", "topicId", "catalogTopicId", "status", "dir"],
+}
+
+
+def _log_offsets(configs, now_ms: int, views: dict):
+    from ..analysis.log_offsets import log_offsets
+
+    return log_offsets(views["records"], views["batches"], views["segments"], views["partition_files"], configs,
+                       now_ms)
+
+
+def _positions(spark, log_dirs, configs, now_ms, views):
+    from ..analysis.consumer_positions import consumer_positions, position_findings
+
+    rows = consumer_positions(views["consumer_offsets"], _log_offsets(configs, now_ms, views))
+    return rows.orderBy("group", "topic", "partition"), position_findings(rows)
+
+
+def _transactions(spark, log_dirs, configs, now_ms, views):
+    from ..analysis.open_transactions import open_transaction_starts, open_transactions, transaction_findings
+
+    starts = open_transaction_starts(_log_offsets(configs, now_ms, views), views["batches"])
+    rows = open_transactions(starts, views["transactions"], now_ms)
+    return rows.orderBy("topic", "partition", "firstOffset"), transaction_findings(rows)
+
+
+def _catalog(spark, log_dirs, configs, now_ms, views):
+    from ..analysis.catalog_checks import catalog_checks, catalog_findings, live_partition_dirs, special_partition_dirs
+    from ..analysis.index_validation import log_dirs_of
+
+    dirs = live_partition_dirs(views["partition_files"]).unionByName(special_partition_dirs(spark,
+                                                                                            log_dirs_of(log_dirs)))
+    rows = catalog_checks(dirs, views["topic_catalog"])
+    return rows.orderBy("topic", "partition", "dir"), catalog_findings(rows)
+
+
+_DATA_VIEWS = ["records", "batches", "segments", "partition_files"]
+ANALYSES: dict[str, tuple[list[str], Callable]] = {
+    "consumer-positions": ([*_DATA_VIEWS, "consumer_offsets"], _positions),
+    "open-transactions": ([*_DATA_VIEWS, "transactions"], _transactions),
+    "catalog-checks": (["partition_files", "topic_catalog"], _catalog),
+}
+
+
+def run(args: argparse.Namespace) -> int:
+    return usage_errors(f"kafkalog {args.command}")(_run)(args)
+
+
+def _run(args: argparse.Namespace) -> int:
+    from ..source import read_views
+
+    now_ms = parse_time(args.now, "--now")
+    log_dirs = check_log_dirs(args.log_dirs, "LOGDIR", getattr(args, "remote", None))
+    configs = configs_of(args)
+    needed, analyse = ANALYSES[args.command]
+    progress(f"reading {len(log_dirs)} log dir(s) with a local Spark session")
+    spark = spark_session(args, "kafkalog-cli")
+    views = read_views(spark, list(args.log_dirs), needed)
+    progress(f"{args.command} as of {iso_utc(now_ms)}")
+    try:
+        table, findings = analyse(spark, list(args.log_dirs), configs, now_ms, views)
+        rows = [r.asDict(recursive=True) for r in table.collect()]
+        found = [r.asDict() for r in findings.collect()]
+    except ValueError as e:  # one partition in two of the given dirs: not one broker's log dirs
+        raise UsageError(str(e)) from e
+    if args.json:
+        print_json(rows)
+        print_json({"kind": "finding"} | f for f in found)
+    else:
+        print_table(rows, COLUMNS[args.command])
+        if found:
+            print()
+            print_table(found, FINDING_COLUMNS)
+    counts = {s: sum(f["severity"] == s for f in found) for s in SEVERITY_RANK}
+    progress(f"{counts['error']} error(s), {counts['warning']} warning(s), {counts['info']} info finding(s)")
+    gate = SEVERITY_RANK[args.fail_on]
+    return EXIT_FINDINGS if any(SEVERITY_RANK[f["severity"]] >= gate for f in found) else EXIT_OK
+
+
+_HELP = {
+    "consumer-positions": "each group's committed offset against its partition's log start and end",
+    "open-transactions": "transactions open in the data partitions, and which hang",
+    "catalog-checks": "partition dirs against the cluster metadata's topics",
+}
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    for name, text in _HELP.items():
+        p = sub.add_parser(name, help=text, description=f"{text[0].upper()}{text[1:]}, offline, from the log dirs "
+                                                        "of one broker; exit 1 on findings at or above --fail-on.")
+        p.add_argument("log_dirs", nargs="+", metavar="LOGDIR", help="one broker's log dirs")
+        add_config_arguments(p, what_if=False)
+        p.add_argument("--now", metavar="ISO8601|epoch-ms", help="the time to judge at (default: now)")
+        p.add_argument("--json", action="store_true", help="JSON Lines: the rows, then the findings "
+                                                           '("kind": "finding")')
+        p.add_argument("--fail-on", choices=list(SEVERITY_RANK), default="error",
+                       help="the lowest severity that fails the run (exit 1; default: error)")
+        p.set_defaults(func=run)
