@@ -45,7 +45,7 @@ def corpus(request, spark):
     views = read_views(spark, [broker], SPARK_VIEWS)
     oracle = _oracle(version)
     offsets = log_offsets(views["records"], views["batches"], views["segments"], views["partition_files"],
-                          TopicConfigs(), oracle["stopped_at_ms"]).withColumn("logDir", F.lit(broker)).persist()
+                          TopicConfigs(), oracle["stopped_at_ms"]).persist()
     state = {v: [r.asDict(recursive=True) for r in views[v].collect()] for v in STATE_VIEWS}
     yield {"version": version, "broker": broker, "views": views, "oracle": oracle, "offsets": offsets, **state}
     offsets.unpersist()
@@ -152,7 +152,7 @@ def test_consumer_positions_say_which_groups_reset(corpus) -> None:
 
 
 def _open(corpus, as_of_ms: int) -> list:
-    starts = open_transaction_starts(corpus["offsets"], corpus["views"]["batches"])
+    starts = open_transaction_starts(corpus["offsets"])
     return open_transactions(starts, corpus["views"]["transactions"], as_of_ms).collect()
 
 
@@ -241,3 +241,21 @@ def test_the_commands_gate_on_what_the_brokers_say(spark, capsys) -> None:
     code, rows, findings = _cli(capsys, "catalog-checks", broker)
     assert code == 0 and [(f["check"], f["topic"], f["severity"]) for f in findings] == [
         ("deleted_topic_on_disk", "doomed", "info")]
+
+
+def test_undecodable_records_are_findings_and_the_rest_is_read(spark, tmp_path: Path) -> None:
+    """The crafted segment of unknown types and versions, cut keys and values (tests/harness/message_schemas.py)
+    as a `__consumer_offsets` partition: each bad record a finding at its batch, the good ones rows."""
+    from tests.harness.message_schemas import CRAFTED_LOG, write_crafted
+
+    write_crafted(tmp_path / "crafted")
+    log_dir = tmp_path / "broker"
+    (log_dir / "__consumer_offsets-0").mkdir(parents=True)
+    shutil.copy(tmp_path / "crafted" / "offsets-decoder-bad-0" / CRAFTED_LOG, log_dir / "__consumer_offsets-0")
+    rows = spark.read.format("kafkalog").option("view", "consumer_offsets").load(str(log_dir)).collect()
+    problems = [r.problem for r in rows if r.problem is not None]
+    kinds = [p.kind for p in problems]
+    assert kinds.count("internal_record_unknown") >= 2 and "internal_record_undecodable" in kinds
+    assert all(p.file.endswith(CRAFTED_LOG) and p.position >= 0 for p in problems)
+    data = [(r.topic, r.partition, r.isTombstone) for r in rows if r.problem is None]
+    assert ("t", 4, True) in data  # the tombstone after the bad records is read

@@ -1,9 +1,9 @@
 """Catalog checks: the partition directories on disk against the cluster metadata's topics.
 
 A function of DataFrames: each partition dir's topic id (``partition.metadata``, from the ``partition_files``
-view or the ``partition_stats`` table), the ``topic_catalog`` (view or table; when several metadata logs were
-read, the most advanced image of each topic wins) and the special dirs (``-delete``, ``-future``, ``-stray``)
-that :func:`special_partition_dirs` lists on the driver.
+view or the ``partition_stats`` table: :func:`live_partition_dirs`), the ``topic_catalog`` (view or table; when
+several metadata logs were read, the most advanced image of each topic wins) and the special
+dirs (``-delete``, ``-future``, ``-stray``) that :func:`special_partition_dirs` lists on the driver.
 
 ``status`` of a live dir: ``ok``; ``unknown_topic_id`` (the metadata does not know its id: the broker marks it
 stray); ``topic_id_mismatch`` (its name belongs to another id now: deleted and created again);
@@ -57,10 +57,14 @@ def special_partition_dirs(spark: SparkSession, log_dirs: Sequence[str]) -> Data
 
 
 def live_partition_dirs(partition_files: DataFrame) -> DataFrame:
-    """Each live partition dir's topic id (schema :data:`PARTITION_DIRS`), from the ``partition_files`` view."""
-    return (partition_files.where(F.col("problem").isNull() & (F.col("fileType") == "partition.metadata"))
-            .select("logDir", "topic", "partition", F.regexp_extract("file", r"^(.*)/[^/]+$", 1).alias("dir"),
-                    F.lit("live").alias("dirKind"), "topicId"))
+    """Each live partition dir's topic id (schema :data:`PARTITION_DIRS`), from the ``partition_files`` view or
+    the ``partition_stats`` table (both have logDir, topic, partition and topicId)."""
+    df = partition_files
+    if "fileType" in df.columns:
+        df = df.where(F.col("problem").isNull() & (F.col("fileType") == "partition.metadata"))
+    return df.where(F.col("topicId").isNotNull()).select(
+        "logDir", "topic", "partition", F.concat_ws("/", "logDir", F.concat_ws("-", "topic", "partition")).alias("dir"),
+        F.lit("live").alias("dirKind"), "topicId")
 
 
 def catalog_checks(partition_dirs: DataFrame, topic_catalog: DataFrame) -> DataFrame:

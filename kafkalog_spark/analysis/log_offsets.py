@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
-from pyspark.sql.types import ArrayType, IntegerType, LongType, StringType, StructField, StructType
+from pyspark.sql.types import ArrayType, IntegerType, LongType, ShortType, StringType, StructField, StructType
 
 from ..config.topic_configs import ConfigSource
 from .compaction import (
@@ -25,7 +25,18 @@ from .compaction import (
     resolve_settings,
 )
 
+OPEN_TRANSACTION = StructType([
+    StructField("producerId", LongType()),
+    StructField("producerEpoch", ShortType()),
+    StructField("firstOffset", LongType()),
+    StructField("lastOffset", LongType()),  # of its last data batch
+    StructField("firstBatchTimestamp", LongType()),  # its first batch's base timestamp (ms; null: none)
+    StructField("segmentBaseOffset", LongType()),  # where its first batch is
+    StructField("position", LongType()),
+])
+
 LOG_OFFSETS = StructType([
+    StructField("logDir", StringType()),
     StructField("topic", StringType()),
     StructField("partition", IntegerType()),
     StructField("logStartOffset", LongType()),
@@ -34,8 +45,7 @@ LOG_OFFSETS = StructType([
     StructField("highWatermarkSource", StringType()),  # checkpoint (replication-offset-checkpoint) or logEndOffset
     StructField("lastStableOffset", LongType()),
     StructField("activeProducers", IntegerType()),
-    StructField("openTransactionStarts", ArrayType(StructType([StructField("producerId", LongType()),
-                                                              StructField("firstOffset", LongType())]))),
+    StructField("openTransactions", ArrayType(OPEN_TRANSACTION)),  # by first offset
     StructField("problems", LongType()),  # problem rows of the inputs for this partition: the offsets may be off
 ])
 
@@ -61,11 +71,27 @@ def log_offsets(records: DataFrame, batches: DataFrame, segments: DataFrame, par
     markers = spark.createDataFrame([(t, p) for (t, p), c in context.items() if c["segments"]],
                                     "topic string, partition int").withColumn("kind", F.lit("partition"))
     rows = rows.unionByName(markers, allowMissingColumns=True)
-    return rows.groupBy("topic", "partition").applyInArrow(_offsets_function(context, settings, int(now_ms)),
+    dirs = {(r.topic, r.partition): r.logFile.rsplit("/", 2)[0] for r in listing if r.logFile and r.status == "live"}
+    return rows.groupBy("topic", "partition").applyInArrow(_offsets_function(context, settings, dirs, int(now_ms)),
                                                            LOG_OFFSETS)
 
 
-def _offsets_function(context: dict, settings: dict, now_ms: int):
+def _open_transactions(batches: list, open_txns: dict[int, int]) -> list[dict]:
+    """Each open transaction with its first batch and last data offset (``batches`` in offset order)."""
+    out = []
+    for pid, first in sorted(open_txns.items(), key=lambda t: t[1]):
+        own = [b for b in batches if b.producer_id == pid and b.is_transactional and not b.is_control
+               and b.base_offset >= first]
+        head = next((b for b in own if b.base_offset == first), None)
+        out.append({"producerId": pid, "firstOffset": first,
+                    "producerEpoch": head.producer_epoch if head else None,
+                    "lastOffset": max((b.last_offset for b in own), default=None),
+                    "firstBatchTimestamp": head.base_timestamp if head and head.base_timestamp >= 0 else None,
+                    "segmentBaseOffset": head.segment if head else None, "position": head.position if head else None})
+    return out
+
+
+def _offsets_function(context: dict, settings: dict, dirs: dict, now_ms: int):
     def run(key, table):
         import pyarrow as pa
 
@@ -80,12 +106,12 @@ def _offsets_function(context: dict, settings: dict, now_ms: int):
         segs = LogSegments(inp.segments)
         ordered, _ = place_batches(inp.batches, segs)
         offsets, state = load_offsets(inp, segs, ordered, now_ms)
-        row = {"topic": topic, "partition": partition, "logStartOffset": offsets.log_start,
+        row = {"logDir": dirs.get((topic, partition)), "topic": topic, "partition": partition,
+               "logStartOffset": offsets.log_start,
                "logEndOffset": offsets.log_end, "highWatermark": offsets.high_watermark,
                "highWatermarkSource": offsets.high_watermark_source, "lastStableOffset": offsets.last_stable,
                "activeProducers": len(state.producers),
-               "openTransactionStarts": [{"producerId": p, "firstOffset": o}
-                                         for p, o in sorted(state.open_txns.items(), key=lambda t: t[1])],
+               "openTransactions": _open_transactions(ordered, state.open_txns),
                "problems": inp.problems}
         return pa.Table.from_pylist([row], schema=arrow_schema(LOG_OFFSETS))
 

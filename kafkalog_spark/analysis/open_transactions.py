@@ -2,10 +2,9 @@
 
 A function of DataFrames. Which transactions are open in a partition is the broker's rule, applied once
 (:mod:`.cleaner.producer_state`, ``ProducerStateManager`` as a loading broker rebuilds it from the producer
-snapshot and the batches after it): ``compaction_preview``'s partitions carry them (``openTransactionStarts``),
-with the last stable offset they hold back. The ``batches`` view gives each one's first batch (its start time
-when the coordinator does not know it) and last data offset; the ``transactions`` view (the coordinator's
-latest record of each transactional id) gives its id, state, timeout and start time.
+snapshot and the batches after it): :func:`.log_offsets.log_offsets` carries them (``openTransactions``: producer,
+first batch, last data offset) with the last stable offset they hold back. The ``transactions`` view or table
+(the coordinator's latest record of each transactional id) gives its id, state, timeout and start time.
 
 ``status``: ``hanging`` when, at ``as_of``, the transaction has been open longer than its timeout (the
 coordinator's, else ``transaction.max.timeout.ms``'s default, 15 minutes, as ``kafka-transactions
@@ -57,38 +56,20 @@ OPEN_TRANSACTIONS = StructType([
 ])
 
 
-def _data_batches(batches: DataFrame) -> DataFrame:
-    ok = batches.where(F.col("problem").isNull() & F.col("snapshotEndOffset").isNull() & F.col("isTransactional")
-                       & ~F.col("isControl"))
-    return ok.select("topic", "partition", "producerId", F.col("baseOffset").alias("firstOffset"), "producerEpoch",
-                     "baseTimestamp", "segmentBaseOffset", "position", "lastOffset", "logDir")
-
-
-def open_transaction_starts(log_offsets: DataFrame, batches: DataFrame) -> DataFrame:
-    """The transactions open in the partitions of one log dir, with their first batch (where they start, when,
-    by which producer epoch) and last data offset: the facts of the data partitions, to be checked against the
-    coordinator by :func:`open_transactions`. ``log_offsets``: ``compaction_preview``'s partitions of the same
-    dir (openTransactionStarts, lastStableOffset, highWatermark)."""
-    starts = (log_offsets.select("topic", "partition", "lastStableOffset", "highWatermark",
-                                 F.explode("openTransactionStarts").alias("t"))
-              .select("*", "t.*").drop("t"))
-    data = _data_batches(batches)
-    last = (data.join(starts.select("topic", "partition", "producerId", F.col("firstOffset").alias("from")),
-                      ["topic", "partition", "producerId"])
-            .where(F.col("firstOffset") >= F.col("from"))
-            .groupBy("topic", "partition", "producerId").agg(F.max("lastOffset").alias("lastOffset")))
+def open_transaction_starts(log_offsets: DataFrame) -> DataFrame:
+    """One row per transaction open in a data partition, with its first batch and last data offset: the facts of
+    the data partitions (``log_offsets``' openTransactions, of any number of log dirs), to be checked against the
+    coordinator by :func:`open_transactions`."""
+    starts = log_offsets.select("logDir", "topic", "partition", "lastStableOffset", "highWatermark",
+                                F.explode("openTransactions").alias("t")).select("*", "t.*").drop("t")
     file = F.concat_ws("/", "logDir", F.concat_ws("-", "topic", "partition"),
                        F.concat(F.lpad(F.col("segmentBaseOffset").cast("string"), 20, "0"), F.lit(".log")))
-    return (starts.join(data.drop("lastOffset"), ["topic", "partition", "producerId", "firstOffset"], "left")
-            .join(last, ["topic", "partition", "producerId"], "left")
-            .select("topic", "partition", "producerId", "producerEpoch", "firstOffset", "lastOffset",
-                    F.when(F.col("baseTimestamp") >= 0, F.col("baseTimestamp")).alias("firstBatchTimestamp"),
-                    "lastStableOffset", "highWatermark", file.alias("logFile"), "position"))
+    return starts.withColumn("logFile", file)
 
 
 def open_transactions(starts: DataFrame, transactions: DataFrame, as_of_ms: int) -> DataFrame:
     """One row per transaction open in a data partition (schema :data:`OPEN_TRANSACTIONS`): ``starts`` from
-    :func:`open_transaction_starts` (of any number of log dirs), ``transactions`` the coordinator's view (the
+    :func:`open_transaction_starts`, ``transactions`` the coordinator's view (the
     ``transactions`` view or table of the log dirs holding `__transaction_state`)."""
     coordinator = (transactions.where(F.col("isLatest") & ~F.col("isTombstone") & F.col("problem").isNull())
                    .groupBy("producerId").agg(F.max_by(F.struct("transactionalId", "state", "timeoutMs",

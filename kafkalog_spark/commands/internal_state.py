@@ -47,7 +47,7 @@ def _positions(spark, log_dirs, configs, now_ms, views):
 def _transactions(spark, log_dirs, configs, now_ms, views):
     from ..analysis.open_transactions import open_transaction_starts, open_transactions, transaction_findings
 
-    starts = open_transaction_starts(_log_offsets(configs, now_ms, views), views["batches"])
+    starts = open_transaction_starts(_log_offsets(configs, now_ms, views))
     rows = open_transactions(starts, views["transactions"], now_ms)
     return rows.orderBy("topic", "partition", "firstOffset"), transaction_findings(rows)
 
