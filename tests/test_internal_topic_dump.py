@@ -1,12 +1,15 @@
 """`kafkalog dump --offsets-decoder | --transaction-log-decoder | --cluster-metadata-decoder |
---share-group-state-decoder` equals kafka-dump-log with the same flag, 3.9.2's and 4.4.0's, byte for byte.
+--remote-log-metadata-decoder | --share-group-state-decoder` equals kafka-dump-log with the same flag, 3.9.2's and
+4.4.0's, byte for byte.
 
 Oracle: `data/<corpus>/decoder-goldens/` (written by `python -m tests.harness.message_schemas --goldens`
-with the real tools): every internal-topic segment and KRaft snapshot of both corpora, an ordinary topic's
+with the real tools): every internal-topic segment and KRaft snapshot of both corpora, every file of the tiered
+corpora's `__remote_log_metadata` partitions (data/samples-internal/<version>/tiered), an ordinary topic's
 keyless record, and
 crafted segments with records a broker never writes (unknown types and versions, cut keys and values, an
-unknown transaction state, many partitions), which the harness builds again here, byte for byte. The
-older `decoded` goldens of tests/harness/golden.py (deep iteration plus the decoder flag) are checked too.
+unknown transaction state, many partitions, remote log metadata its objects refuse), which the harness builds
+again here, byte for byte. The older `decoded` goldens of tests/harness/golden.py (deep iteration plus the
+decoder flag) are checked too.
 
 Where the tool dies of an exception it has printed the record's metadata without a newline; we end that
 line, then print the exception's first line (the Java stack frames are not ours).
@@ -28,6 +31,7 @@ from kafkalog_spark.dump.tool_errors import ToolCrash
 from kafkalog_spark.format.internal_topics import (
     CLUSTER_METADATA,
     CONSUMER_OFFSETS,
+    REMOTE_LOG_METADATA,
     SHARE_GROUP_STATE,
     TRANSACTION_STATE,
 )
@@ -51,10 +55,13 @@ def ours(capsys: pytest.CaptureFixture[str], root: Path, *args: str) -> tuple[st
     return captured.out, captured.err, code
 
 
+JAVA_CRASH = 'Exception in thread "main" '
+
+
 def expected(stdout: Path, stderr: Path) -> tuple[str, str]:
     out = stdout.read_bytes().decode()
     err = stderr.read_bytes().decode() if stderr.exists() else ""
-    if err.startswith('Exception in thread "main" '):
+    if err.startswith(JAVA_CRASH):
         err = err.split("\n", 1)[0] + "\n"
         if out and not out.endswith("\n"):
             out += "\n"  # the record line the exception cut short
@@ -77,19 +84,29 @@ def test_decoder_equals_kafka_dump_log(capsys: pytest.CaptureFixture[str], tmp_p
                                   golden_path(corpus, rel, flag, version, "stderr"))
     assert out == want_out
     assert err == want_err
-    assert code == (1 if want_err else 0)
+    assert code == (1 if want_err.startswith(JAVA_CRASH) else 0)  # `Ignoring unknown file` is no crash
 
 
 def test_the_goldens_cover_every_flag_version_and_problem() -> None:
     got = {(f, v) for _, _, f, v in CASES}
     flags = ("--offsets-decoder", "--transaction-log-decoder", "--cluster-metadata-decoder",
-             "--share-group-state-decoder")
+             "--remote-log-metadata-decoder", "--share-group-state-decoder")
     assert got == {(f, v) for f in flags for v in ("3.9.2", "4.4.0")}
     texts = "".join(golden_path(c, r, f, v).read_text() for c, r, f, v in CASES)
     for printed in ("Unknown record type 99", "Found an unknown record version 99", "<DELETE>",
                     "unknown::version=5", "Error reading byte array of 300 byte(s)", '"transactionStatus":"42"',
-                    "Unknown metadata id 28", "byte(s) of garbage after 2", '"value":1.0E-4'):
+                    "Unknown metadata id 28", "byte(s) of garbage after 2", '"value":1.0E-4',
+                    # remote log metadata: each record type and state, and what the objects refuse
+                    "customMetadata=Optional[CustomMetadata{5 bytes}]", "txnIdxEmpty=true", "Unknown metadata id 4",
+                    "RemoteLogSegmentMetadataSnapshot{", "state can not be null", "skipping. null\n",
+                    "segmentLeaderEpochs can not be null or empty", "Failed to deserialize record with type 3",
+                    '"org.apache.kafka.common.record.Record.value()" is null',
+                    '"org.apache.kafka.common.record.internal.Record.value()" is null'):
         assert printed in texts
+    tiered = "".join(golden_path(c, r, f, v).read_text() for c, r, f, v in CASES if c.endswith("/tiered"))
+    for state in ("COPY_SEGMENT_STARTED", "COPY_SEGMENT_FINISHED", "DELETE_SEGMENT_STARTED", "DELETE_SEGMENT_FINISHED",
+                  "DELETE_PARTITION_MARKED", "DELETE_PARTITION_STARTED", "DELETE_PARTITION_FINISHED"):
+        assert f"state={state}" in tiered  # written by the brokers (the partition deletes by Kafka's RLMM)
 
 
 OLD_GOLDENS = [pytest.param(corpus, gdir, rel, id=f"{corpus}/{gdir}/{rel}")
@@ -134,7 +151,9 @@ def test_the_tools_order_picks_one_of_several_decoder_flags(capsys: pytest.Captu
 
 def _real_records(topic: str) -> list[tuple[bytes | None, bytes | None]]:
     out = []
-    for log in sorted((ROOT / "data").glob(f"samples*/broker/{topic}-0/*.log")):
+    logs = [*(ROOT / "data").glob(f"samples*/broker/{topic}-0/*.log"),
+            *(ROOT / "data").glob(f"samples-internal/*/tiered/broker/{topic}-*/*.log")]
+    for log in sorted(logs):
         out += [(r["key"], r["value"]) for r in read_log(str(log), "records").to_pylist() if not r["isControl"]]
     return out
 
@@ -148,7 +167,8 @@ def _mutate(rng: random.Random, data: bytes) -> bytes:
     return bytes(b)
 
 
-@pytest.mark.parametrize("topic", [CONSUMER_OFFSETS, TRANSACTION_STATE, CLUSTER_METADATA, SHARE_GROUP_STATE])
+@pytest.mark.parametrize("topic", [CONSUMER_OFFSETS, TRANSACTION_STATE, CLUSTER_METADATA, REMOTE_LOG_METADATA,
+                                   SHARE_GROUP_STATE])
 def test_damaged_records_never_raise_anything_else(topic: str) -> None:
     """Real records with a byte changed or cut short print as the decoder prints them, or end the run as the
     tool dies (ToolCrash: 3.9's transaction log formatter); never another exception (a traceback)."""

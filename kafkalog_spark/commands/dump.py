@@ -6,7 +6,13 @@ import argparse
 import sys
 
 from ..dump import DumpOptions, run_dump
-from ..format.internal_topics import CLUSTER_METADATA, CONSUMER_OFFSETS, SHARE_GROUP_STATE, TRANSACTION_STATE
+from ..format.internal_topics import (
+    CLUSTER_METADATA,
+    CONSUMER_OFFSETS,
+    REMOTE_LOG_METADATA,
+    SHARE_GROUP_STATE,
+    TRANSACTION_STATE,
+)
 from ..kafka_versions import KafkaVersion
 from .inputs import UsageError, add_kafka_version, check_paths
 from .runtime import usage_errors
@@ -26,7 +32,8 @@ def _java_int(flag: str, text: str) -> int:
 
 # kafka-dump-log's decoder flags in the order it tries them (given several, the first here wins), and their topics
 DECODERS = {"offsets_decoder": CONSUMER_OFFSETS, "transaction_log_decoder": TRANSACTION_STATE,
-            "cluster_metadata_decoder": CLUSTER_METADATA, "share_group_state_decoder": SHARE_GROUP_STATE}
+            "cluster_metadata_decoder": CLUSTER_METADATA, "remote_log_metadata_decoder": REMOTE_LOG_METADATA,
+            "share_group_state_decoder": SHARE_GROUP_STATE}
 
 
 def _decoder(args: argparse.Namespace) -> str | None:
@@ -71,6 +78,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="decode __transaction_state records (implies --print-data-log)")
     p.add_argument("--cluster-metadata-decoder", action="store_true",
                    help="decode __cluster_metadata records and KRaft snapshots (implies --print-data-log)")
+    p.add_argument("--remote-log-metadata-decoder", action="store_true",
+                   help="decode __remote_log_metadata records of tiered storage (implies --print-data-log)")
     p.add_argument("--share-group-state-decoder", action="store_true",
                    help="decode __share_group_state records (4.x only; implies --print-data-log)")
     p.add_argument("--json", action="store_true", help="JSON Lines: one object per batch and per record")

@@ -1,5 +1,6 @@
 """Keys and payloads of internal topics' records as kafka-dump-log's decoders print them (--offsets-decoder,
---transaction-log-decoder, --cluster-metadata-decoder, --share-group-state-decoder), for the Kafka version chosen.
+--transaction-log-decoder, --cluster-metadata-decoder, --remote-log-metadata-decoder, --share-group-state-decoder),
+for the Kafka version chosen.
 
 The records are decoded by :mod:`kafkalog_spark.format.internal_topics` (the schemas as data); this module only
 writes them as each version's DumpLogSegments does, errors included.
@@ -7,10 +8,14 @@ writes them as each version's DumpLogSegments does, errors included.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from decimal import Decimal
 
 from ..format.internal_topics import (
     CLUSTER_METADATA,
+    REMOTE_LOG_METADATA,
+    REMOTE_PARTITION_DELETE_STATES,
+    REMOTE_SEGMENT_STATES,
     TRANSACTION_STATE,
     TXN_STATES,
     CoordinatorRecord,
@@ -20,10 +25,11 @@ from ..format.internal_topics import (
     UnknownRecordType,
     decode_metadata,
     decode_record,
+    decode_remote_log_metadata,
     schema,
     transaction_text_v3,
 )
-from ..format.message_json import UnsupportedVersionError, jackson_string, message_json, struct_json
+from ..format.message_json import UnsupportedVersionError, jackson_string, kafka_uuid, message_json, struct_json
 from ..format.messages import MessageError, Struct, read_message
 from ..kafka_versions import KafkaVersion
 from .tool_errors import ToolCrash
@@ -114,12 +120,125 @@ def _metadata_text(value: bytes | None, offset: int, version: KafkaVersion) -> s
     return f'{{"type":"{m.type_name}","version":{m.version},"data":{data}}}'
 
 
+class _JavaError(Exception):
+    """An exception of the remote log metadata objects' constructors; the text is its getMessage() ("null" for
+    Objects.requireNonNull(x) without a message)."""
+
+
+# What the remote log metadata parser's `record.value().remaining()` throws on a null value: a helpful
+# NullPointerException naming the Record interface, which 4.4 moved to ...common.record.internal
+_NULL_VALUE = ('Cannot invoke "java.nio.ByteBuffer.remaining()" because the return value of '
+               '"org.apache.kafka.common.{}Record.value()" is null')
+
+
+def _topic_id_partition(t: dict) -> str:
+    """TopicIdPartition.toString: <topic id>:<topic>-<partition>."""
+    return f"{kafka_uuid(t['Id'])}:{t['Name']}-{t['Partition']}"
+
+
+def _segment_id(s: dict) -> str:
+    tip = _topic_id_partition(s["TopicIdPartition"])
+    return f"RemoteLogSegmentId{{topicIdPartition={tip}, id={kafka_uuid(s['Id'])}}}"
+
+
+def _custom_metadata(b: bytes | None) -> str:
+    """Optional<CustomMetadata>.toString (a null field is Optional.empty)."""
+    return "Optional.empty" if b is None else f"Optional[CustomMetadata{{{len(b)} bytes}}]"
+
+
+def _leader_epochs(entries: list[dict]) -> str:
+    """The transforms put the entries into a HashMap (a repeated epoch keeps its last offset), the objects into a
+    TreeMap: AbstractMap.toString in epoch order."""
+    epochs = {e["LeaderEpoch"]: e["Offset"] for e in entries}
+    return "{" + ", ".join(f"{k}={epochs[k]}" for k in sorted(epochs)) + "}"
+
+
+def _state(names: dict[int, str], state_id: int, null_message: str = "state can not be null") -> str:
+    """forId: an unknown id is null, which Objects.requireNonNull refuses."""
+    if state_id not in names:
+        raise _JavaError(null_message)
+    return names[state_id]
+
+
+def _segment_text(m: dict, v4: bool) -> str:
+    """RemoteLogSegmentMetadataTransform: the metadata object's checks first (offsets, epochs), then its update's
+    state, then RemoteLogSegmentMetadata.toString (4.x ends it with txnIdxEmpty)."""
+    start, end = m["StartOffset"], m["EndOffset"]
+    if start < 0:
+        raise _JavaError(f"Unexpected start offset = {start}. StartOffset for a remote segment cannot be negative")
+    if end < start:
+        raise _JavaError(f"Unexpected end offset = {end}. EndOffset for a remote segment cannot be less than "
+                         f"startOffset = {start}")
+    if not m["SegmentLeaderEpochs"]:
+        raise _JavaError("segmentLeaderEpochs can not be null or empty")
+    state = _state(REMOTE_SEGMENT_STATES, m["RemoteLogSegmentState"])
+    txn = f", txnIdxEmpty={_java_bool(m['TxnIndexEmpty'])}" if v4 else ""
+    return (f"RemoteLogSegmentMetadata{{remoteLogSegmentId={_segment_id(m['RemoteLogSegmentId'])}, "
+            f"startOffset={start}, endOffset={end}, brokerId={m['BrokerId']}, maxTimestampMs={m['MaxTimestampMs']}, "
+            f"eventTimestampMs={m['EventTimestampMs']}, "
+            f"segmentLeaderEpochs={_leader_epochs(m['SegmentLeaderEpochs'])}, "
+            f"segmentSizeInBytes={m['SegmentSizeInBytes']}, customMetadata={_custom_metadata(m['CustomMetadata'])}, "
+            f"state={state}{txn}}}")
+
+
+def _update_text(m: dict, v4: bool) -> str:
+    state = _state(REMOTE_SEGMENT_STATES, m["RemoteLogSegmentState"])
+    return (f"RemoteLogSegmentMetadataUpdate{{remoteLogSegmentId={_segment_id(m['RemoteLogSegmentId'])}, "
+            f"customMetadata={_custom_metadata(m['CustomMetadata'])}, state={state}, "
+            f"eventTimestampMs={m['EventTimestampMs']}, brokerId={m['BrokerId']}}}")
+
+
+def _partition_delete_text(m: dict, v4: bool) -> str:
+    state = _state(REMOTE_PARTITION_DELETE_STATES, m["RemotePartitionDeleteState"], null_message="null")
+    return (f"RemotePartitionDeleteMetadata{{topicPartition={_topic_id_partition(m['TopicIdPartition'])}, "
+            f"state={state}, eventTimestampMs={m['EventTimestampMs']}, brokerId={m['BrokerId']}}}")
+
+
+def _snapshot_text(m: dict, v4: bool) -> str:
+    """RemoteLogSegmentMetadataSnapshot: the state is checked before the epochs, and no offset is."""
+    state = _state(REMOTE_SEGMENT_STATES, m["RemoteLogSegmentState"])
+    if not m["SegmentLeaderEpochs"]:
+        raise _JavaError("segmentLeaderEpochs can not be null or empty")
+    txn = f", txnIdxEmpty={_java_bool(m['TxnIndexEmpty'])}" if v4 else ""
+    return (f"RemoteLogSegmentMetadataSnapshot{{segmentId={kafka_uuid(m['SegmentId'])}, "
+            f"startOffset={m['StartOffset']}, endOffset={m['EndOffset']}, maxTimestampMs={m['MaxTimestampMs']}, "
+            f"segmentLeaderEpochs={_leader_epochs(m['SegmentLeaderEpochs'])}, "
+            f"segmentSizeInBytes={m['SegmentSizeInBytes']}, customMetadata={_custom_metadata(m['CustomMetadata'])}, "
+            f"state={state}{txn}}}")
+
+
+def _java_bool(b: bool) -> str:
+    return "true" if b else "false"
+
+
+# RemoteLogMetadataSerde: each record type's transform into its Java object (v4: the 4.x toString)
+_REMOTE_TEXTS: dict[str, Callable[[dict, bool], str]] = {
+    "RemoteLogSegmentMetadataRecord": _segment_text, "RemoteLogSegmentMetadataUpdateRecord": _update_text,
+    "RemotePartitionDeleteMetadataRecord": _partition_delete_text,
+    "RemoteLogSegmentMetadataSnapshotRecord": _snapshot_text}
+
+
+def remote_log_metadata_text(value: bytes | None, offset: int, version: KafkaVersion) -> str:
+    """RemoteMetadataLogMessageParser: the value through RemoteLogMetadataSerde, printed as the Java object's
+    toString; whatever it throws becomes `Error at offset <offset>, skipping. <message>` (the key is never read)."""
+    v4 = version != KafkaVersion.V3_9
+    try:
+        if value is None:
+            raise _JavaError(_NULL_VALUE.format("record.internal." if v4 else "record."))
+        m = decode_remote_log_metadata(value, version)
+        return _REMOTE_TEXTS[m.schema.name](m.message, v4)
+    except (MetadataError, _JavaError) as e:
+        return f"Error at offset {offset}, skipping. {e}"
+
+
 def decoded(r: dict, decoder: str, version: KafkaVersion) -> tuple[str | None, str | None]:
     """(key, payload) text of a record through ``decoder`` (an internal topic's name), as DumpLogSegments' message
     parsers of ``version`` print them; raises RecordCrash where the tool dies on the record."""
     v3 = version == KafkaVersion.V3_9
     if decoder == CLUSTER_METADATA:
         return None, _metadata_text(r["value"], r["offset"], version)
+    if decoder == REMOTE_LOG_METADATA:
+        return None, remote_log_metadata_text(r["value"], r["offset"], version)
     if v3 and decoder == TRANSACTION_STATE:
         return _transaction_text_v3(r)
     if r["key"] is None:

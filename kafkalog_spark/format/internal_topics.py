@@ -1,5 +1,6 @@
 """The records of Kafka's internal topics: the coordinators' __consumer_offsets, __transaction_state and
-__share_group_state, and the controller's __cluster_metadata (see decode_metadata).
+__share_group_state, the controller's __cluster_metadata (see decode_metadata) and tiered storage's
+__remote_log_metadata (see decode_remote_log_metadata).
 
 Each record's key starts with an int16 record type, its value (null for a tombstone) with an int16
 version; the rest is one message of Kafka's schema language. The schemas are data
@@ -29,6 +30,7 @@ CONSUMER_OFFSETS = "__consumer_offsets"
 TRANSACTION_STATE = "__transaction_state"
 SHARE_GROUP_STATE = "__share_group_state"
 CLUSTER_METADATA = "__cluster_metadata"
+REMOTE_LOG_METADATA = "__remote_log_metadata"
 _OLDER_DIR = "3.9"
 # Which schema files belong to which topic's coordinator (by name prefix)
 _PREFIXES = {
@@ -36,6 +38,8 @@ _PREFIXES = {
                        "StreamsGroup"),
     TRANSACTION_STATE: ("TransactionLog",),
     SHARE_GROUP_STATE: ("ShareSnapshot", "ShareUpdate"),
+    # KIP-405's records are "type": "metadata" like the controller's, with apiKeys 0 to 3 of their own
+    REMOTE_LOG_METADATA: ("RemoteLogSegmentMetadata", "RemotePartitionDeleteMetadata"),
 }
 _V3_GROUP_TYPES = range(9)  # 3.9's GroupCoordinatorRecordSerde: OffsetCommit (0, 1) to ConsumerGroup* (8)
 
@@ -219,10 +223,12 @@ class MetadataError(Exception):
 
 
 @cache
-def _metadata_types(version: KafkaVersion) -> dict[int, str]:
-    """apiKey -> schema name of the metadata records the given version knows (3.9's are all in 3.9/)."""
+def _metadata_types(version: KafkaVersion, topic: str = CLUSTER_METADATA) -> dict[int, str]:
+    """apiKey -> schema name of the metadata records the given version knows for `topic` (__cluster_metadata's or
+    __remote_log_metadata's, told apart by name; 3.9's are all in 3.9/)."""
     older = version == KafkaVersion.V3_9
-    specs = ((n, _load(n, older)) for n in _names(older))
+    remote = _PREFIXES[REMOTE_LOG_METADATA]
+    specs = ((n, _load(n, older)) for n in _names(older) if n.startswith(remote) == (topic == REMOTE_LOG_METADATA))
     return {int(spec["apiKey"]): n for n, spec in specs if spec and spec.get("type") == "metadata"}
 
 
@@ -265,6 +271,18 @@ def _consumed(s: MessageSchema, data: bytes, version: int) -> int:
 def decode_metadata(value: bytes, version: KafkaVersion) -> MetadataRecord:
     """A __cluster_metadata record's value as MetadataRecordSerde reads it: unsigned varints frame version
     (1), apiKey and version, then the message, which must fill the value. Raises MetadataError."""
+    return _decode_framed(value, version, CLUSTER_METADATA)
+
+
+def decode_remote_log_metadata(value: bytes, version: KafkaVersion) -> MetadataRecord:
+    """A __remote_log_metadata record's value as RemoteLogMetadataSerde reads it: the same framing as
+    __cluster_metadata's (both are AbstractApiMessageSerde's), with the storage module's four record types
+    (RemoteLogSegmentMetadataRecord 0, ...UpdateRecord 1, RemotePartitionDeleteMetadataRecord 2,
+    RemoteLogSegmentMetadataSnapshotRecord 3). Raises MetadataError."""
+    return _decode_framed(value, version, REMOTE_LOG_METADATA)
+
+
+def _decode_framed(value: bytes, version: KafkaVersion, topic: str) -> MetadataRecord:
     frame, pos = _unsigned_short(value, 0, "frame version")
     if frame == 0:
         raise MetadataError("Could not deserialize metadata record with frame version 0. Note that upgrades from "
@@ -274,7 +292,7 @@ def decode_metadata(value: bytes, version: KafkaVersion) -> MetadataRecord:
                             "(only frame version 1 is supported)")
     api_key, pos = _unsigned_short(value, pos, "type")
     record_version, pos = _unsigned_short(value, pos, "version")
-    name = _metadata_types(version).get(api_key)
+    name = _metadata_types(version, topic).get(api_key)
     if name is None:
         raise MetadataError(f"org.apache.kafka.common.errors.UnsupportedVersionException: Unknown metadata id "
                             f"{api_key}")
@@ -293,6 +311,14 @@ def decode_metadata(value: bytes, version: KafkaVersion) -> MetadataRecord:
 # TransactionState ids -> names (coordinator/transaction/TransactionState.java; Scala's in 3.9)
 TXN_STATES = ("Empty", "Ongoing", "PrepareCommit", "PrepareAbort", "CompleteCommit", "CompleteAbort", "Dead",
               "PrepareEpochFence")
+
+
+# RemoteLogSegmentState and RemotePartitionDeleteState (storage/api's enums): id -> name. An id outside them is
+# null in Kafka (forId), which the metadata objects' constructors refuse.
+REMOTE_SEGMENT_STATES = {0: "COPY_SEGMENT_STARTED", 1: "COPY_SEGMENT_FINISHED", 2: "DELETE_SEGMENT_STARTED",
+                         3: "DELETE_SEGMENT_FINISHED"}
+REMOTE_PARTITION_DELETE_STATES = {0: "DELETE_PARTITION_MARKED", 1: "DELETE_PARTITION_STARTED",
+                                  2: "DELETE_PARTITION_FINISHED"}
 
 
 class JavaException(Exception):
@@ -371,6 +397,7 @@ def transaction_text_v3(key: bytes, value: bytes | None) -> tuple[str, str | Non
                   f"txnTimeoutMs={v['TransactionTimeoutMs']}")
 
 
-__all__ = ["CLUSTER_METADATA", "CONSUMER_OFFSETS", "SHARE_GROUP_STATE", "TRANSACTION_STATE", "TXN_STATES",
-           "CoordinatorRecord", "JavaException", "MetadataError", "MetadataRecord", "RecordError", "UnknownRecordType",
-           "decode_metadata", "decode_record", "schema", "transaction_text_v3"]
+__all__ = ["CLUSTER_METADATA", "CONSUMER_OFFSETS", "REMOTE_LOG_METADATA", "REMOTE_PARTITION_DELETE_STATES",
+           "REMOTE_SEGMENT_STATES", "SHARE_GROUP_STATE", "TRANSACTION_STATE", "TXN_STATES", "CoordinatorRecord",
+           "JavaException", "MetadataError", "MetadataRecord", "RecordError", "UnknownRecordType", "decode_metadata",
+           "decode_record", "decode_remote_log_metadata", "schema", "transaction_text_v3"]

@@ -24,6 +24,7 @@ from ..format.control_records import decode_control_message
 from ..format.internal_topics import (
     CLUSTER_METADATA,
     CONSUMER_OFFSETS,
+    REMOTE_LOG_METADATA,
     SHARE_GROUP_STATE,
     TRANSACTION_STATE,
     MetadataError,
@@ -31,12 +32,13 @@ from ..format.internal_topics import (
     UnknownRecordType,
     decode_metadata,
     decode_record,
+    decode_remote_log_metadata,
 )
 from ..format.message_json import UnsupportedVersionError, message_json
 from ..format.messages import MessageError, MessageSchema
 from ..kafka_versions import LATEST
 
-DECODED_TOPICS = (CONSUMER_OFFSETS, TRANSACTION_STATE, SHARE_GROUP_STATE, CLUSTER_METADATA)
+DECODED_TOPICS = (CONSUMER_OFFSETS, TRANSACTION_STATE, SHARE_GROUP_STATE, CLUSTER_METADATA, REMOTE_LOG_METADATA)
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,8 +81,9 @@ def decode(topic: str, key: bytes | None, value: bytes | None, control_type: str
     if control_type is not None:
         return _control(control_type, value)
     try:
-        if topic == CLUSTER_METADATA:
-            m = decode_metadata(b"" if value is None else value, LATEST)
+        if topic in (CLUSTER_METADATA, REMOTE_LOG_METADATA):  # keyless, framed the same way
+            read = decode_metadata if topic == CLUSTER_METADATA else decode_remote_log_metadata
+            m = read(b"" if value is None else value, LATEST)
             return Decoded(m.type_name, value=m.message, value_schema=m.schema, value_version=m.version)
         if key is None:
             return Decoded(error="a record without a key", unknown=False)

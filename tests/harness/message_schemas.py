@@ -3,6 +3,7 @@ of kafka-dump-log's decoder flags.
 
     python -m tests.harness.message_schemas            # schemas -> kafkalog_spark/format/message_schemas/
     python -m tests.harness.message_schemas --goldens  # decoder goldens -> data/<corpus>/decoder-goldens/
+    python -m tests.harness.message_schemas --goldens --flag remote-log-metadata-decoder   # only that flag's
 
 Kafka ships each schema as a resource `common/message/<Name>.json` (with `//` comment lines) in the JAR
 of the component that owns it. The 4.4.0 files go to `message_schemas/`; a 3.9.2 file goes to
@@ -40,6 +41,10 @@ ARTIFACTS = {
 }
 # __cluster_metadata's records (common/metadata/*.json; their "type" is "metadata")
 METADATA_ARTIFACT = "kafka-metadata"
+# __remote_log_metadata's records (KIP-405): resources message/<Name>.json of kafka-storage, "type" "metadata" too
+# (apiKeys 0 to 3, which the loader keeps apart from the cluster metadata records by their names' prefixes)
+REMOTE_ARTIFACT = "kafka-storage"
+REMOTE_PATTERN = r"Remote(LogSegmentMetadata|PartitionDeleteMetadata)\w*Record"
 _COMMENT = re.compile(r"^\s*//.*$", re.MULTILINE)
 
 # The decoder flags, the internal topic each is for, and the Kafka versions whose tool has the flag
@@ -47,9 +52,14 @@ DECODER_FLAGS = {
     "--offsets-decoder": "__consumer_offsets",
     "--transaction-log-decoder": "__transaction_state",
     "--cluster-metadata-decoder": "__cluster_metadata",
+    "--remote-log-metadata-decoder": "__remote_log_metadata",
     "--share-group-state-decoder": "__share_group_state",
 }
 CORPORA = ("samples", "samples-kafka4")
+# The tiered-storage corpora (tests/harness/tiered_corpus.py): only their __remote_log_metadata is dumped, with
+# --remote-log-metadata-decoder; their goldens are kept beside them (data/samples-internal/<version>/tiered/)
+TIERED_CORPORA = ("samples-internal/3.9.2/tiered", "samples-internal/4.4.0/tiered")
+REMOTE_FLAG = "--remote-log-metadata-decoder"
 GOLDEN_DIR = "decoder-goldens"
 TOOL_VERSIONS = (OLDER, NEWEST)
 
@@ -57,7 +67,7 @@ TOOL_VERSIONS = (OLDER, NEWEST)
 def _schemas(version: str) -> dict[str, dict]:
     dist = KafkaDistribution(version).ensure()
     out: dict[str, dict] = {}
-    for artifact, pattern in {**ARTIFACTS, METADATA_ARTIFACT: ""}.items():
+    for artifact, pattern in {**ARTIFACTS, METADATA_ARTIFACT: "", REMOTE_ARTIFACT: ""}.items():
         jar = dist.libs / f"{artifact}-{version}.jar"
         if not jar.exists():  # kafka-share-coordinator is new in 4.x
             continue
@@ -66,6 +76,9 @@ def _schemas(version: str) -> dict[str, dict]:
                 m = re.fullmatch(r"common/(message|metadata)/(\w+)\.json", name)
                 if m and (re.fullmatch(pattern, m[2]) if m[1] == "message" else artifact == METADATA_ARTIFACT):
                     out[m[2]] = json.loads(_COMMENT.sub("", z.read(name).decode()))
+                remote = re.fullmatch(r"message/(\w+)\.json", name)
+                if artifact == REMOTE_ARTIFACT and remote and re.fullmatch(REMOTE_PATTERN, remote[1]):
+                    out[remote[1]] = json.loads(_COMMENT.sub("", z.read(name).decode()))
     return out
 
 
@@ -104,7 +117,8 @@ def golden_cases() -> list[tuple[str, Path, str, str]]:
     """(corpus, log file relative to where the tool runs, flag, tool version) for every decoder golden: the
     internal topics' segments of both corpora, an ordinary topic's first segment (a keyless record: the
     decoders refuse it) and the crafted segments (their flag is in their name; their goldens are kept with
-    the 3.9 corpus's, the segments are not: :func:`write_crafted` makes them where they are dumped)."""
+    the 3.9 corpus's, the segments are not: :func:`write_crafted` makes them where they are dumped); and every
+    file of the tiered corpora's `__remote_log_metadata` partitions with --remote-log-metadata-decoder."""
     cases = []
     for corpus in CORPORA:
         root = ROOT / "data" / corpus
@@ -118,6 +132,10 @@ def golden_cases() -> list[tuple[str, Path, str, str]]:
             for log in sorted(logs):
                 for version in TOOL_VERSIONS:
                     cases.append((corpus, log, flag, version))
+    for corpus in TIERED_CORPORA:  # every file of the partition dirs: indexes, producer snapshots, checkpoints too
+        root = ROOT / "data" / corpus
+        files = sorted(p.relative_to(root) for p in (root / "broker").glob(f"{DECODER_FLAGS[REMOTE_FLAG]}-*/*"))
+        cases += [(corpus, f, REMOTE_FLAG, version) for f in files for version in TOOL_VERSIONS]
     return cases
 
 
@@ -210,6 +228,51 @@ def _quota(value: float) -> bytes:
     return _metadata(14, entity + _compact("producer_byte_rate") + struct.pack(">d", value) + b"\0\0")
 
 
+# __remote_log_metadata's records (RemoteLogMetadataSerde: the metadata framing, flexible version 0 messages)
+_TOPIC_ID, _SEGMENT_ID = bytes(range(16)), bytes(range(100, 116))
+
+
+def _topic_id_partition(name: str | None = "orders", partition: int = 3) -> bytes:
+    return _compact(name) + _TOPIC_ID + struct.pack(">i", partition) + b"\0"
+
+
+def _compact_bytes(b: bytes | None) -> bytes:
+    return _uvarint(0) if b is None else _uvarint(len(b) + 1) + b
+
+
+def _tags(tags: dict[int, bytes] | None = None) -> bytes:
+    tags = tags or {}
+    return _uvarint(len(tags)) + b"".join(_uvarint(t) + _uvarint(len(v)) + v for t, v in sorted(tags.items()))
+
+
+def _epochs(pairs: list[tuple[int, int]]) -> bytes:
+    return _uvarint(len(pairs) + 1) + b"".join(struct.pack(">iq", e, o) + b"\0" for e, o in pairs)
+
+
+def _segment(start: int = 0, end: int = 10, epochs: list[tuple[int, int]] | None = None, custom: bytes | None = None,
+             state: int = 0, tags: dict[int, bytes] | None = None, version: int = 0, name: str | None = "orders",
+             snapshot: bool = False) -> bytes:
+    """RemoteLogSegmentMetadataRecord (api key 0), or with `snapshot` RemoteLogSegmentMetadataSnapshotRecord (3):
+    the same fields but a bare segment id for the segment's full id."""
+    head = _SEGMENT_ID if snapshot else _topic_id_partition(name) + _SEGMENT_ID + b"\0"
+    body = (head + struct.pack(">qqiqq", start, end, 1, 1795254447000, 1795254448000)
+            + _epochs([(0, start)] if epochs is None else epochs) + struct.pack(">i", 1892) + _compact_bytes(custom)
+            + struct.pack(">b", state) + _tags(tags))
+    return _metadata(3 if snapshot else 0, body, version)
+
+
+def _segment_update(state: int = 1, custom: bytes | None = None) -> bytes:
+    """RemoteLogSegmentMetadataUpdateRecord (api key 1)."""
+    body = (_topic_id_partition() + _SEGMENT_ID + b"\0" + struct.pack(">iq", 1, 1795254449000) + _compact_bytes(custom)
+            + struct.pack(">b", state) + b"\0")
+    return _metadata(1, body)
+
+
+def _partition_delete(state: int = 0) -> bytes:
+    """RemotePartitionDeleteMetadataRecord (api key 2)."""
+    return _metadata(2, _topic_id_partition() + struct.pack(">iqb", 1, 1795254450000, state) + b"\0")
+
+
 CRAFTED_SEGMENTS: dict[str, list[tuple[bytes | None, bytes | None]]] = {
     # every one of these is an error the coordinator parsers catch, in both versions
     "offsets-decoder-bad-0": [
@@ -246,6 +309,52 @@ CRAFTED_SEGMENTS: dict[str, list[tuple[bytes | None, bytes | None]]] = {
         (b"key", _metadata(2, _TOPIC)),
         *((None, _quota(v)) for v in (1048576.0, 0.5, 1e7, 0.001, 1e-4, 123456789.0, 2 / 3, 1e21, -0.0, 100.25)),
     ],
+    # RemoteLogMetadataSerde's records as kafka-dump-log prints them (their Java objects' toString)
+    "remote-log-metadata-decoder-records-0": [
+        (None, _segment()),
+        (None, _segment(5, 90, [(7, 60), (2, 5), (-1, 3), (7, 80)], custom=b"hello", state=3)),  # epochs sorted
+        (None, _segment(tags={0: b"\1"})),                     # TxnIndexEmpty true: 3.9 knows no tag 0
+        (None, _segment(tags={0: b"\0", 5: b"xyz"})),           # an unknown tag
+        (None, _segment(name="ü\n\"x\"")),                     # a topic name as Java prints it
+        (None, _segment_update()),
+        (None, _segment_update(state=2, custom=b"")),
+        (None, _partition_delete()),
+        (None, _partition_delete(2)),
+        (None, _segment(3, 3, snapshot=True)),
+        (None, _segment(3, 9, [(1, 3), (0, 0)], custom=b"abc", state=1, tags={0: b"\1"}, snapshot=True)),
+        (b"key", _segment_update(3)),                            # a key: the decoder prints none
+    ],
+    # what RemoteLogMetadataSerde and the objects' constructors refuse; the tool's parser catches everything
+    "remote-log-metadata-decoder-bad-0": [
+        (None, _metadata(99, b"")),                              # unknown api key
+        (None, _metadata(4, _partition_delete()[3:])),           # the next api key, unknown too
+        (None, _segment(version=1)),                             # unknown version: its nested struct refuses it
+        (None, _partition_delete() + b"\0"),                    # a byte of garbage after the record
+        (None, _segment()[:20]),                                 # cut inside the topic id
+        (None, _segment()[:-9]),                                 # cut inside the fields after the epochs
+        (None, _segment_update()[:-1]),                          # cut before its tagged fields
+        (None, b"\0"),                                           # frame version 0
+        (None, b"\2\0\0"),                                       # frame version 2
+        (None, b""),                                             # an empty value
+        (None, None),                                            # a null value
+        (None, b"\xff\xff\xff"),                              # a varint running off the end
+        (None, _segment(name=None)),                             # a null topic name
+        (None, _segment(state=9)),                               # unknown segment state
+        (None, _segment(state=-1)),
+        (None, _segment_update(state=4)),
+        (None, _partition_delete(3)),                            # unknown partition delete state
+        (None, _segment(start=-1, end=5)),                       # the objects' own checks
+        (None, _segment(start=8, end=7)),
+        (None, _segment(epochs=[])),
+        (None, _segment(epochs=[], state=9)),                    # which check comes first
+        (None, _segment(start=-2, end=-3, epochs=[], state=9)),
+        (None, _segment(epochs=[], snapshot=True)),
+        (None, _segment(epochs=[], state=9, snapshot=True)),
+        (None, _segment(start=-1, end=-5, snapshot=True)),       # a snapshot checks no offsets
+        (None, _segment(version=1, epochs=[], snapshot=True)),   # version 1, no nested struct read
+        (None, _segment(version=1, snapshot=True)),
+        (None, _metadata(0, _topic_id_partition()[:-1] + b"\1\0\1")),  # a nested struct's tagged field cut
+    ],
     # 3.9 keeps the partitions in a hash set, whose table grows at 12 and 24 entries
     "transaction-log-decoder-grown-sets-0": [
         (_txn_key("x"), _txn_value(1, [("orders", list(range(11))), ("a", [7])])),
@@ -264,8 +373,8 @@ def write_crafted(root: Path) -> None:
         path.write_bytes(v2_batch(records))
 
 
-def write_goldens() -> int:
-    cases = golden_cases()
+def write_goldens(flags: list[str] | None = None) -> int:
+    cases = [c for c in golden_cases() if not flags or c[2] in flags]
     crafted = Path(tempfile.mkdtemp(prefix="crafted-segments-"))
     write_crafted(crafted)
     for corpus, rel, flag, version in cases:
@@ -286,9 +395,13 @@ def write_goldens() -> int:
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--goldens", action="store_true", help="write the decoder goldens instead of the schemas")
+    p.add_argument("--flag", action="append", choices=sorted(f[2:] for f in DECODER_FLAGS),
+                   help="with --goldens: only this decoder flag's goldens, e.g. remote-log-metadata-decoder "
+                        "(repeatable)")
     args = p.parse_args()
     if args.goldens:
-        print(f"wrote {write_goldens()} decoder goldens")
+        flags = [f"--{f}" for f in args.flag] if args.flag else None
+        print(f"wrote {write_goldens(flags)} decoder goldens")
     else:
         print(f"copied {write_schemas()} schemas into {TARGET.relative_to(ROOT)}")
 

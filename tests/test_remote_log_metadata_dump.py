@@ -1,0 +1,123 @@
+"""`__remote_log_metadata` (KIP-405 tiered storage) read from the tiered corpora of real 3.9.2 and 4.4.0 brokers
+(data/samples-internal/<version>/tiered, tests/harness/tiered_corpus.py), against what the brokers and their remote
+store said (oracle.json); and the records view's decodeInternal for the topic.
+
+Byte-identity with kafka-dump-log --remote-log-metadata-decoder on every file of those partitions and on crafted
+segments is tested with the other decoders in tests/test_internal_topic_dump.py.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from pyspark.sql import functions as F
+
+from kafkalog_spark import read_log
+from kafkalog_spark.cli import main
+from kafkalog_spark.format.internal_topics import (
+    REMOTE_LOG_METADATA,
+    REMOTE_PARTITION_DELETE_STATES,
+    REMOTE_SEGMENT_STATES,
+    decode_remote_log_metadata,
+)
+from kafkalog_spark.format.message_json import kafka_uuid
+from kafkalog_spark.kafka_versions import KafkaVersion
+
+CORPUS = Path(__file__).resolve().parent.parent / "data" / "samples-internal"
+VERSIONS = ("3.9.2", "4.4.0")
+KEPT, DOOMED = "tiered", "tiered-doomed"
+
+
+def _records(version: str) -> list[tuple[str, dict]]:
+    """(record type, message) of every __remote_log_metadata record of one corpus, in log order per partition."""
+    out = []
+    for log in sorted((CORPUS / version / "tiered" / "broker").glob(f"{REMOTE_LOG_METADATA}-*/*.log")):
+        for r in read_log(str(log), "records").to_pylist():
+            assert r["key"] is None  # TopicBasedRemoteLogMetadataManager's producer sends no key
+            m = decode_remote_log_metadata(r["value"], KafkaVersion.V4)
+            out.append((m.schema.name, m.message))
+    return out
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_the_metadata_says_what_the_remote_store_holds(version: str) -> None:
+    oracle = json.loads((CORPUS / version / "tiered" / "oracle.json").read_text())
+    kept_id, doomed_id = oracle["topics"][KEPT]["topic_id"], oracle["deleted_topics"][DOOMED]
+    segments: dict[str, dict] = {}  # segment id -> start offset, topic id, states in order
+    partition_deletes: dict[str, list[str]] = {}
+    for name, m in _records(version):
+        if name == "RemotePartitionDeleteMetadataRecord":
+            topic_id = kafka_uuid(m["TopicIdPartition"]["Id"])
+            partition_deletes.setdefault(topic_id, []).append(REMOTE_PARTITION_DELETE_STATES[
+                m["RemotePartitionDeleteState"]])
+            continue
+        segment = m["RemoteLogSegmentId"]
+        entry = segments.setdefault(kafka_uuid(segment["Id"]), {
+            "topic_id": kafka_uuid(segment["TopicIdPartition"]["Id"]), "states": []})
+        if name == "RemoteLogSegmentMetadataRecord":
+            entry["start"] = m["StartOffset"]
+        entry["states"].append(REMOTE_SEGMENT_STATES[m["RemoteLogSegmentState"]])
+
+    # the remote store names a segment's file <20-digit start offset>-<segment id>.log
+    def files(topic_id: str, last_state: str) -> list[str]:
+        return sorted(f"{s['start']:020d}-{sid}.log" for sid, s in segments.items()
+                      if s["topic_id"] == topic_id and s["states"][-1] == last_state)
+
+    assert {sid: s["states"][0] for sid, s in segments.items()} == dict.fromkeys(segments, "COPY_SEGMENT_STARTED")
+    assert files(kept_id, "COPY_SEGMENT_FINISHED") == oracle["remote_segments_at_stop"][KEPT]
+    expired, kept = files(kept_id, "DELETE_SEGMENT_FINISHED"), oracle["remote_segments_at_stop"][KEPT]
+    assert expired and sorted(expired + kept) == oracle["remote_segments_copied"][KEPT]
+    assert files(doomed_id, "DELETE_SEGMENT_FINISHED") and not files(doomed_id, "COPY_SEGMENT_FINISHED")
+    # the first remote segment left starts where the broker said the log starts
+    assert int(oracle["remote_segments_at_stop"][KEPT][0][:20]) == oracle["topics"][KEPT]["log_start"]
+    assert partition_deletes == {doomed_id: ["DELETE_PARTITION_MARKED", "DELETE_PARTITION_STARTED",
+                                             "DELETE_PARTITION_FINISHED"]}
+
+
+def test_only_4x_reads_txn_index_empty() -> None:
+    """TxnIndexEmpty is a tagged field of 4.x's schema: 4.4.0 writes it (true: no transactions), 3.9.2's schema
+    has no such field and its reader skips the tag."""
+    log = CORPUS / "4.4.0" / "tiered" / "broker" / f"{REMOTE_LOG_METADATA}-0" / f"{0:020d}.log"
+    value = next(r["value"] for r in read_log(str(log), "records").to_pylist())
+    assert decode_remote_log_metadata(value, KafkaVersion.V4).message["TxnIndexEmpty"] is True
+    assert "TxnIndexEmpty" not in decode_remote_log_metadata(value, KafkaVersion.V3_9).message
+
+
+def test_the_tools_order_of_decoder_flags(capsys: pytest.CaptureFixture[str]) -> None:
+    """Given several decoder flags the tool takes the first of offsets, transaction log, cluster metadata, remote
+    log metadata, share group state. Observed: kafka-dump-log 4.4.0 given --share-group-state-decoder and
+    --remote-log-metadata-decoder prints the remote log metadata; 3.9.2 given --remote-log-metadata-decoder and
+    --cluster-metadata-decoder reads it as cluster metadata and fails."""
+    root = CORPUS / "4.4.0" / "tiered"
+    log = f"broker/{REMOTE_LOG_METADATA}-1/{0:020d}.log"
+    cwd = os.getcwd()
+    os.chdir(root)
+    try:
+        assert main(["dump", log, "--share-group-state-decoder", "--remote-log-metadata-decoder",
+                     "--kafka-version", "4.x"]) == 0
+        assert "headerKeys: [] payload: RemoteLogSegmentMetadata{" in capsys.readouterr().out.splitlines()[3]
+        assert main(["dump", log, "--remote-log-metadata-decoder", "--cluster-metadata-decoder",
+                     "--kafka-version", "3.9"]) == 0
+        assert capsys.readouterr().out.splitlines()[3].endswith(
+            "payload: Error at 0, skipping. Failed to deserialize record with type 0")
+    finally:
+        os.chdir(cwd)
+    assert main(["dump", str(root / log), "--remote-log-metadata-decoder", "--json"]) == 2
+    assert "leave out --json" in capsys.readouterr().err
+
+
+def test_decode_internal_reads_remote_log_metadata(spark) -> None:
+    df = (spark.read.format("kafkalog").option("decodeInternal", "true").option("topics", REMOTE_LOG_METADATA)
+          .load(str(CORPUS / "4.4.0" / "tiered" / "broker")))
+    rows = df.where(F.col("problem").isNull() & ~F.col("isControl")).collect()
+    assert len(rows) == len(_records("4.4.0"))
+    assert all(r.decodeError is None and r.decodedKey is None and r.valueVersion == 0 for r in rows)
+    assert {r.keyType for r in rows} == {"REMOTE_LOG_SEGMENT_METADATA_RECORD",
+                                        "REMOTE_LOG_SEGMENT_METADATA_UPDATE_RECORD",
+                                        "REMOTE_PARTITION_DELETE_METADATA_RECORD"}
+    deletes = [json.loads(r.decodedValue) for r in rows if r.keyType == "REMOTE_PARTITION_DELETE_METADATA_RECORD"]
+    assert [d["remotePartitionDeleteState"] for d in deletes] == [0, 1, 2]
+    assert {d["topicIdPartition"]["name"] for d in deletes} == {DOOMED}
