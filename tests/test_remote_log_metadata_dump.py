@@ -2,7 +2,10 @@
 (data/samples-internal/<version>/tiered, tests/harness/tiered_corpus.py), against what the brokers and their remote
 store said (oracle.json); and the records view's decodeInternal for the topic.
 
-Byte-identity with kafka-dump-log --remote-log-metadata-decoder on every file of those partitions and on crafted
+Also plain `kafkalog dump` against kafka-dump-log 3.9.2's and 4.4.0's own output on every file of the tiered
+corpora, in every mode of tests/harness/golden.py (`<corpus>/golden*/`, as tests/test_dump_fidelity.py does for
+data/samples*): empty active segments, a deleted topic's dir without .index, producer snapshots. Byte-identity with
+kafka-dump-log --remote-log-metadata-decoder on every file of the `__remote_log_metadata` partitions and on crafted
 segments is tested with the other decoders in tests/test_internal_topic_dump.py.
 """
 
@@ -24,11 +27,49 @@ from kafkalog_spark.format.internal_topics import (
     decode_remote_log_metadata,
 )
 from kafkalog_spark.format.message_json import kafka_uuid
-from kafkalog_spark.kafka_versions import KafkaVersion
+from kafkalog_spark.kafka_versions import KafkaVersion, parse_kafka_version
+from tests.harness.golden import GOLDEN_DIR
+from tests.test_dump_fidelity import MODES, options, ours, theirs_stderr
 
 CORPUS = Path(__file__).resolve().parent.parent / "data" / "samples-internal"
 VERSIONS = ("3.9.2", "4.4.0")
 KEPT, DOOMED = "tiered", "tiered-doomed"
+
+
+def _golden_runs() -> list[tuple[str, str, str, str]]:
+    """(corpus version, golden dir, file, mode) of every kafka-dump-log run kept with the tiered corpora."""
+    runs = []
+    for version in VERSIONS:
+        for gdir in sorted((CORPUS / version / "tiered").glob(f"{GOLDEN_DIR}*")):
+            for p in sorted(gdir.rglob("*.txt")):
+                name = p.relative_to(gdir).as_posix()
+                rel, _, mode = name.removesuffix(".txt").rpartition(".")
+                if not name.endswith(".stderr.txt") and mode in MODES:
+                    runs.append((version, gdir.name, rel, mode))
+    return runs
+
+
+RUNS = _golden_runs()
+
+
+@pytest.mark.parametrize(("version", "gdir", "rel", "mode"), RUNS, ids=[f"{v}/{g}/{r}.{m}" for v, g, r, m in RUNS])
+def test_plain_dump_equals_kafka_dump_log(version: str, gdir: str, rel: str, mode: str) -> None:
+    root = CORPUS / version / "tiered"
+    tool = parse_kafka_version(version if gdir == GOLDEN_DIR else gdir.removeprefix(f"{GOLDEN_DIR}-"))
+    out, err, code = ours(root, [rel], options(rel, mode, tool))
+    assert out == (root / gdir / f"{rel}.{mode}.txt").read_bytes()
+    expected_err = theirs_stderr(root / gdir / f"{rel}.{mode}.stderr.txt")
+    assert err == expected_err
+    assert code == (1 if expected_err.startswith("Exception") else 0)
+
+
+def test_the_goldens_hold_both_tools_on_both_corpora() -> None:
+    assert {(v, g) for v, g, _, _ in RUNS} == {("3.9.2", "golden"), ("3.9.2", "golden-4.4.0"), ("4.4.0", "golden"),
+                                               ("4.4.0", "golden-3.9.2")}
+    assert {Path(r).suffix for _, _, r, _ in RUNS} == {".log", ".index", ".timeindex", ".snapshot", ".checkpoint"}
+    # the deleted topic's dir: a preallocated .timeindex and no .index, which the tool's run did not leave behind
+    assert any("-delete/" in r and r.endswith(".timeindex") for _, _, r, _ in RUNS)
+    assert not list(CORPUS.glob("*/tiered/broker/tiered-doomed-0.*-delete/*.index"))
 
 
 def _records(version: str) -> list[tuple[str, dict]]:

@@ -21,6 +21,11 @@ broker and the remote store said before the stop (topic ids, log offsets, the re
 README.md. The remote store itself is not kept.
 
     python -m tests.harness.tiered_corpus [--kafka 3.9.2] [--kafka 4.4.0]   (default: both)
+    python -m tests.harness.tiered_corpus --goldens-only                     (the corpus kept, its goldens anew)
+
+Then the goldens: kafka-dump-log 3.9.2's and 4.4.0's output on every file (tests/harness/golden.py's modes, into
+`golden/` for the broker's own version and `golden-<other>/`), and --remote-log-metadata-decoder's on every file
+of `__remote_log_metadata-*` (tests/harness/message_schemas.py, into `decoder-goldens/`).
 
 LocalTieredStorage lives in the `kafka-storage` *test* JAR (classifier `test`); it also calls the `kafka-clients`
 test JAR's TestUtils (only without a `dir`, but the class names it). Maven Central has both for 3.9.2 but neither
@@ -43,6 +48,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from tests.harness import message_schemas
 from tests.harness.broker import (
     CACHE_DIR,
     JAVA_SRC_DIR,
@@ -57,6 +63,7 @@ from tests.harness.broker import (
     _require,
     dump_log,
 )
+from tests.harness.golden import GOLDEN_DIR, MODES, write_golden
 
 OUT_DIR = REPO_ROOT / "data" / "samples-internal"
 BUILD_DIR = CACHE_DIR / "samples-tiered-build"
@@ -218,6 +225,19 @@ def wait(what: str, done: Any, timeout: float = WAIT_S) -> None:
         time.sleep(0.5)
 
 
+def settled(state: Any, quiet_s: float = 5.0) -> None:
+    """Until `state()` has not changed for `quiet_s` seconds."""
+    last, since = state(), time.monotonic()
+    deadline = since + WAIT_S
+    while time.monotonic() - since < quiet_s:
+        if time.monotonic() > deadline:
+            raise HarnessError(f"still changing after {WAIT_S} s: {last}")
+        time.sleep(0.5)
+        now = state()
+        if now != last:
+            last, since = now, time.monotonic()
+
+
 def wait_tiered(broker: KafkaBroker, remote_dir: Path, topic: str) -> None:
     """Until every closed segment is in the remote store and gone locally (only the active one is left)."""
     wait(f"{topic}'s closed segments copied and deleted locally",
@@ -273,6 +293,7 @@ def run(version: str, build: Path) -> dict[str, Any]:
         broker.alter_topic_config(KEPT, {"retention.bytes": RETENTION_BYTES_AFTER})
         wait(f"{KEPT}'s oldest remote segments deleted (retention.bytes {RETENTION_BYTES_AFTER})",
              lambda: 0 < len(remote_segments(remote_dir, KEPT)) < len(copied))
+        settled(lambda: remote_segments(remote_dir, KEPT))  # the expiry may take more than one round
         log(f"{KEPT}: {len(remote_segments(remote_dir, KEPT))} of {len(copied)} remote segments kept")
         broker.admin().delete_topics([DOOMED], operation_timeout=30)[DOOMED].result(timeout=60)
         wait(f"{DOOMED}'s remote segments deleted", lambda: not remote_segments(remote_dir, DOOMED))
@@ -305,13 +326,13 @@ def run(version: str, build: Path) -> dict[str, Any]:
     if want - set(states):
         raise HarnessError(f"__remote_log_metadata lacks {sorted(want - set(states))}: {sorted(set(states))}")
     (build / "out" / "oracle.json").write_text(json.dumps(oracle, indent=1) + "\n")
-    (build / "out" / "README.md").write_text(readme(oracle))
     return oracle
 
 
 def readme(oracle: dict[str, Any]) -> str:
     """What the corpus is and what the broker said, next to it (the oracle in words)."""
     version = oracle["kafka"]
+    other = next(v for v in VERSIONS if v != version)
     kept, doomed = oracle["topics"][KEPT], oracle["deleted_topics"][DOOMED]
     states = ", ".join(f"{s} x{n}" for s, n in oracle["remote_log_metadata_states"].items())
     return "\n".join([
@@ -333,31 +354,64 @@ def readme(oracle: dict[str, Any]) -> str:
         f"- `__remote_log_metadata-0`, `-1`: the states kafka-dump-log {version} prints: {states}.",
         "- `oracle.json`: the topic ids, log offsets, and the remote store's segment files after the copies and at "
         "the stop.",
+        f"- `golden/`, `golden-{other}/`: kafka-dump-log {version}'s and {other}'s output on every file of `broker/` "
+        "in the modes of tests/harness/golden.py (tests/test_remote_log_metadata_dump.py); `decoder-goldens/`: "
+        "both tools' --remote-log-metadata-decoder on every file of the `__remote_log_metadata` partitions "
+        "(tests/test_internal_topic_dump.py).",
         "",
     ])
+
+
+def write_goldens(version: str) -> int:
+    """kafka-dump-log's own output on the corpus: every dumpable file in every mode of tests/harness/golden.py,
+    by the broker's version (`golden/`) and the other one (`golden-<version>/`); returns the number of runs. (The
+    --remote-log-metadata-decoder goldens are tests/harness/message_schemas.py's, in `decoder-goldens/`.)"""
+    root = OUT_DIR / version / CORPUS_NAME
+    corpus = set((root / "broker").rglob("*"))
+    runs = 0
+    for tool in VERSIONS:
+        gdir = GOLDEN_DIR if tool == version else f"{GOLDEN_DIR}-{tool}"
+        shutil.rmtree(root / gdir, ignore_errors=True)
+        # One mode at a time on the corpus as the broker left it: the tool dumps a .timeindex with its segment's
+        # OffsetIndex, whose constructor creates the .index where it is missing (the deleted topic's dir has
+        # none), so a later run on the same file would meet an empty .index the broker never wrote (the first
+        # run dies of "Invalid max index size: -1", a later one passes). The made files go after each mode.
+        for mode in (*MODES, "decoded"):
+            runs += write_golden(root, KafkaDistribution(tool).ensure(), gdir, modes=[mode])
+            for made in set((root / "broker").rglob("*")) - corpus:
+                made.unlink()
+    return runs
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.harness.tiered_corpus", description=__doc__.split("\n\n")[0])
     parser.add_argument("--kafka", action="append", choices=VERSIONS, help="only this broker version (repeatable)")
-    versions = parser.parse_args(argv).kafka or list(VERSIONS)
+    parser.add_argument("--goldens-only", action="store_true",
+                        help="keep the corpus, write its goldens again (both tools, every mode and the decoder)")
+    args = parser.parse_args(argv)
+    versions = args.kafka or list(VERSIONS)
     for version in versions:
         started = time.monotonic()
-        build = BUILD_DIR / version
-        shutil.rmtree(build, ignore_errors=True)
-        build.mkdir(parents=True)
-        try:
-            oracle = run(version, build)
-        except HarnessError as e:
-            print(f"tiered corpus: {e}", file=sys.stderr)
-            return 1
         target = OUT_DIR / version / CORPUS_NAME
-        shutil.rmtree(target, ignore_errors=True)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        (build / "out").rename(target)
-        size = sum(f.stat().st_size for f in target.rglob("*") if f.is_file())
-        log(f"wrote {target.relative_to(REPO_ROOT)} ({size} bytes; states {oracle['remote_log_metadata_states']}) "
-            f"in {round(time.monotonic() - started)} s")
+        if not args.goldens_only:
+            build = BUILD_DIR / version
+            shutil.rmtree(build, ignore_errors=True)
+            build.mkdir(parents=True)
+            try:
+                oracle = run(version, build)
+            except HarnessError as e:
+                print(f"tiered corpus: {e}", file=sys.stderr)
+                return 1
+            shutil.rmtree(target, ignore_errors=True)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            (build / "out").rename(target)
+            size = sum(f.stat().st_size for f in target.rglob("*") if f.is_file())
+            log(f"wrote {os.path.relpath(target, REPO_ROOT)} ({size} bytes; states "
+                f"{oracle['remote_log_metadata_states']}) in {round(time.monotonic() - started)} s")
+        log(f"{write_goldens(version)} kafka-dump-log runs into {os.path.relpath(target, REPO_ROOT)}/{GOLDEN_DIR}*/")
+        (target / "README.md").write_text(readme(json.loads((target / "oracle.json").read_text())))
+    # the decoder goldens of every tiered corpus (and of the crafted segments), from one list of cases
+    log(f"{message_schemas.write_goldens([message_schemas.REMOTE_FLAG])} --remote-log-metadata-decoder goldens")
     return 0
 
 
