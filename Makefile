@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 PYSPARKS       ?= 4.0 4.1 4.2
 COMPAT_PYTHONS ?= $(PYTHON)
 
-.PHONY: demo browser test test-cluster test-packaging lint bench samples samples-internal wheel compat dump-compare fuzz kill-matrix many-dirs clean
+.PHONY: demo browser test test-cluster test-packaging lint bench samples samples-internal samples-tiered wheel compat dump-compare fuzz kill-matrix many-dirs clean
 
 # [spark]: the package itself does not depend on Spark (a platform's own Spark must stay); a local run does.
 $(STAMP): pyproject.toml
@@ -76,6 +76,11 @@ samples: $(STAMP)
 # 3.9.2 and a 4.4.0 broker, each with oracle.json: the broker's own view recorded before its clean stop.
 samples-internal: $(STAMP)
 	$(PY) -m tests.harness.internal_corpus
+
+# Tiered storage (KIP-405): __remote_log_metadata from 3.9.2 and 4.4.0 brokers with Kafka's LocalTieredStorage
+# (data/samples-internal/<version>/tiered) and all its dump goldens.
+samples-tiered: $(STAMP)
+	$(PY) -m tests.harness.tiered_corpus
 
 # kafkalog dump against kafka-dump-log 3.9.2 and 4.4.0 on any log dirs (not part of `make test`):
 # make dump-compare DIRS="/var/lib/kafka/data other/log/dir"; exits 1 on any difference.

@@ -34,14 +34,20 @@ from .delta import (
     new_run_id,
     other_runs,
     read_table,
+    run_rows,
 )
 from .kafka_versions import LATEST, KafkaVersion, parse_kafka_version
 from .log.files import expand_paths
 from .source.options import parse_size
 
 VIEWS = ("segments", "batches", "records", "index", "partition_files")
-TABLES = ("segment_stats", "partition_stats", "log_dir_stats", "index_findings", "retention_plan",
-          "retention_forecast", "compaction_preview", "compaction_preview_segments", "topic_configs")
+# Tables of each log dir on its own (a logDir column), then tables of each cluster's log dirs together: what its
+# internal topics say (group offsets, transactions, the metadata) against the partitions on all of its brokers.
+DIR_TABLES = ("segment_stats", "partition_stats", "log_dir_stats", "index_findings", "retention_plan",
+              "retention_forecast", "compaction_preview", "compaction_preview_segments", "topic_configs",
+              "log_offsets")
+CLUSTER_TABLES = ("consumer_positions", "open_transactions", "catalog_checks")
+TABLES = DIR_TABLES + CLUSTER_TABLES
 
 
 @dataclass(frozen=True)
@@ -249,6 +255,7 @@ def compute(spark: SparkSession, views: dict[str, DataFrame], configs: TopicConf
     forecast also runs under (:func:`what_if_configs`)."""
     from .analysis.compaction import compaction_preview
     from .analysis.index_validation import index_findings
+    from .analysis.log_offsets import log_offsets
     from .analysis.partition_stats import log_dir_stats, partition_stats
     from .analysis.retention import retention_plan
     from .analysis.retention_forecast import retention_forecast
@@ -274,7 +281,45 @@ def compute(spark: SparkSession, views: dict[str, DataFrame], configs: TopicConf
         "compaction_preview": compaction.partitions,
         "compaction_preview_segments": compaction.segments,
         "topic_configs": topic_configs_table(spark, configs, topics_of(views["segments"])),
+        "log_offsets": log_offsets(views["records"], views["batches"], views["segments"], views["partition_files"],
+                                   configs, now_ms),
     }
+
+
+def compute_cluster(spark: SparkSession, log_dirs: Sequence[str], log_offsets: DataFrame, now_ms: int
+                    ) -> dict[str, DataFrame]:
+    """The :data:`CLUSTER_TABLES` of one cluster's ``log_dirs`` (all of its brokers' dirs that were read):
+    ``log_offsets``, the rows of the ``log_offsets`` table of those dirs, stands for the data partitions, so they
+    are not decoded again; the internal topics' views and the partition dirs are read here."""
+    from .analysis.catalog_checks import partition_dirs
+    from .analysis.index_validation import log_dirs_of
+    from .analysis.state_checks import STATE_VIEWS, state_table
+    from .source import read_views as source_views
+
+    views = source_views(spark, log_dirs, ["partition_files", *STATE_VIEWS.values()])
+    dirs = partition_dirs(spark, views["partition_files"], log_dirs_of(log_dirs))
+    return {name: state_table(name, views[STATE_VIEWS[name]], log_offsets, dirs, now_ms)[0]
+            for name in CLUSTER_TABLES}
+
+
+def cluster_tables(spark: SparkSession, log_dirs: Sequence[str], log_offsets: DataFrame, now_ms: int,
+                   include_internal: bool = True) -> dict[str, DataFrame]:
+    """The :data:`CLUSTER_TABLES` of ``log_dirs``, each cluster's (:func:`~kafkalog_spark.log.log_dir.
+    group_by_cluster`) computed on its own and marked by a ``clusterId`` column; empty without
+    ``include_internal`` (the internal topics are not to be read)."""
+    from .analysis.state_checks import SCHEMAS
+    from .log.log_dir import containing_log_dir, group_by_cluster
+
+    if not include_internal:
+        return {name: spark.createDataFrame([], SCHEMAS[name]).select(F.lit(None).cast("string").alias("clusterId"),
+                                                                     "*") for name in CLUSTER_TABLES}
+    per_cluster = []
+    for cluster, dirs in group_by_cluster(list(log_dirs)).items():
+        own = log_offsets.where(F.col("logDir").isin([containing_log_dir(d) for d in dirs]))
+        tables = compute_cluster(spark, dirs, own, now_ms)
+        per_cluster.append({name: df.select(F.lit(cluster).cast("string").alias("clusterId"), "*")
+                            for name, df in tables.items()})
+    return {name: reduce(DataFrame.unionByName, (t[name] for t in per_cluster)) for name in CLUSTER_TABLES}
 
 
 def summary(tables: dict[str, DataFrame]) -> DataFrame:
@@ -325,12 +370,18 @@ def run(spark: SparkSession, config: NightlyConfig, now: Callable[[], dt.datetim
             tables = analyse(spark, log_dirs[start:start + LOG_DIRS_PER_WRITE], started, configs, alternative,
                              cached, include_internal=config.include_internal,
                              max_split_bytes=config.max_split_bytes)
-            for name, table in zip(TABLES, names, strict=True):
-                append_rows(tables[name], config.location, table, snapshot_id, started, run_id)
+            for name in DIR_TABLES:
+                append_rows(tables[name], config.location, config.table_names[name], snapshot_id, started, run_id)
                 done(name)
         finally:
             for v in cached:
                 v.unpersist()
+    # Then each cluster's dirs together, from this run's own log_offsets rows: the data is not decoded again.
+    offsets = run_rows(spark, config.location, config.table_names["log_offsets"], snapshot_id, run_id)
+    tables = cluster_tables(spark, log_dirs, offsets, int(started.timestamp() * 1000), config.include_internal)
+    for name in CLUSTER_TABLES:
+        append_rows(tables[name], config.location, config.table_names[name], snapshot_id, started, run_id)
+        done(name)
     commit(spark, config.location, snapshot_id, started, run_id, names)
     done(MANIFEST)
     replaced = other_runs(spark, config.location, names, snapshot_id, run_id)
@@ -363,7 +414,7 @@ def analyse(spark: SparkSession, log_dirs: Sequence[str], started: dt.datetime, 
         cached.append(tables["segment_stats"].persist())
         per_dir.append({name: _with_log_dir(df, log_dir) for name, df in tables.items()})
     return {name: reduce(lambda a, b: a.unionByName(b, allowMissingColumns=True), (t[name] for t in per_dir))
-            for name in TABLES}
+            for name in DIR_TABLES}
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -67,9 +67,15 @@ def live_partition_dirs(partition_files: DataFrame) -> DataFrame:
         F.lit("live").alias("dirKind"), "topicId")
 
 
+def partition_dirs(spark: SparkSession, partition_files: DataFrame, log_dirs: Sequence[str]) -> DataFrame:
+    """Every partition dir of ``log_dirs`` (schema :data:`PARTITION_DIRS`): the live ones with their topic id
+    (:func:`live_partition_dirs` of ``partition_files``, the view or the ``partition_stats`` table) and the special
+    ones (:func:`special_partition_dirs`)."""
+    return live_partition_dirs(partition_files).unionByName(special_partition_dirs(spark, log_dirs))
+
+
 def catalog_checks(partition_dirs: DataFrame, topic_catalog: DataFrame) -> DataFrame:
-    """One row per partition dir (schema :data:`CATALOG_CHECKS`); ``partition_dirs``: :func:`live_partition_dirs`
-    and :func:`special_partition_dirs`, unioned."""
+    """One row per partition dir (schema :data:`CATALOG_CHECKS`); ``partition_dirs``: :func:`partition_dirs`."""
     catalog = (topic_catalog.where(F.col("problem").isNull())
                .groupBy("topicId").agg(F.max_by(F.struct("topic", "isDeleted"), "asOfOffset").alias("c"))
                .select("topicId", "c.topic", "c.isDeleted"))

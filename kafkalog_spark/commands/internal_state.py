@@ -13,7 +13,6 @@ error), 2 usage error, 3 internal error.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
 
 from .inputs import UsageError, check_log_dirs, configs_of, parse_time
 from .junit import SEVERITY_RANK
@@ -30,44 +29,32 @@ COLUMNS = {
 }
 
 
-def _log_offsets(configs, now_ms: int, views: dict):
-    from ..analysis.log_offsets import log_offsets
-
-    return log_offsets(views["records"], views["batches"], views["segments"], views["partition_files"], configs,
-                       now_ms)
-
-
-def _positions(spark, log_dirs, configs, now_ms, views):
-    from ..analysis.consumer_positions import consumer_positions, position_findings
-
-    rows = consumer_positions(views["consumer_offsets"], _log_offsets(configs, now_ms, views))
-    return rows.orderBy("group", "topic", "partition"), position_findings(rows)
-
-
-def _transactions(spark, log_dirs, configs, now_ms, views):
-    from ..analysis.open_transactions import open_transaction_starts, open_transactions, transaction_findings
-
-    starts = open_transaction_starts(_log_offsets(configs, now_ms, views))
-    rows = open_transactions(starts, views["transactions"], now_ms)
-    return rows.orderBy("topic", "partition", "firstOffset"), transaction_findings(rows)
-
-
-def _catalog(spark, log_dirs, configs, now_ms, views):
-    from ..analysis.catalog_checks import catalog_checks, catalog_findings, live_partition_dirs, special_partition_dirs
-    from ..analysis.index_validation import log_dirs_of
-
-    dirs = live_partition_dirs(views["partition_files"]).unionByName(special_partition_dirs(spark,
-                                                                                            log_dirs_of(log_dirs)))
-    rows = catalog_checks(dirs, views["topic_catalog"])
-    return rows.orderBy("topic", "partition", "dir"), catalog_findings(rows)
-
-
+# command -> its table (kafkalog_spark.analysis.state_checks)
+TABLES = {"consumer-positions": "consumer_positions", "open-transactions": "open_transactions",
+          "catalog-checks": "catalog_checks"}
 _DATA_VIEWS = ["records", "batches", "segments", "partition_files"]
-ANALYSES: dict[str, tuple[list[str], Callable]] = {
-    "consumer-positions": ([*_DATA_VIEWS, "consumer_offsets"], _positions),
-    "open-transactions": ([*_DATA_VIEWS, "transactions"], _transactions),
-    "catalog-checks": (["partition_files", "topic_catalog"], _catalog),
-}
+
+
+def _views_needed(table: str) -> list[str]:
+    from ..analysis.state_checks import STATE_VIEWS
+
+    return (["partition_files"] if table == "catalog_checks" else _DATA_VIEWS) + [STATE_VIEWS[table]]
+
+
+def _analyse(spark, table: str, log_dirs: list[str], configs, now_ms: int, views: dict):
+    from ..analysis.catalog_checks import partition_dirs
+    from ..analysis.index_validation import log_dirs_of
+    from ..analysis.log_offsets import log_offsets
+    from ..analysis.state_checks import ORDER, STATE_VIEWS, state_table
+
+    offsets = dirs = None
+    if table == "catalog_checks":
+        dirs = partition_dirs(spark, views["partition_files"], log_dirs_of(log_dirs))
+    else:
+        offsets = log_offsets(views["records"], views["batches"], views["segments"], views["partition_files"],
+                              configs, now_ms)
+    rows, findings = state_table(table, views[STATE_VIEWS[table]], offsets, dirs, now_ms)
+    return rows.orderBy(*ORDER[table]), findings
 
 
 def run(args: argparse.Namespace) -> int:
@@ -80,14 +67,14 @@ def _run(args: argparse.Namespace) -> int:
     now_ms = parse_time(args.now, "--now")
     log_dirs = check_log_dirs(args.log_dirs, "LOGDIR", getattr(args, "remote", None))
     configs = configs_of(args)
-    needed, analyse = ANALYSES[args.command]
+    table = TABLES[args.command]
     progress(f"reading {len(log_dirs)} log dir(s) with a local Spark session")
     spark = spark_session(args, "kafkalog-cli")
-    views = read_views(spark, list(args.log_dirs), needed)
+    views = read_views(spark, list(args.log_dirs), _views_needed(table))
     progress(f"{args.command} as of {iso_utc(now_ms)}")
     try:
-        table, findings = analyse(spark, list(args.log_dirs), configs, now_ms, views)
-        rows = [r.asDict(recursive=True) for r in table.collect()]
+        rows_df, findings = _analyse(spark, table, list(args.log_dirs), configs, now_ms, views)
+        rows = [r.asDict(recursive=True) for r in rows_df.collect()]
         found = [r.asDict() for r in findings.collect()]
     except ValueError as e:  # one partition in two of the given dirs: not one broker's log dirs
         raise UsageError(str(e)) from e

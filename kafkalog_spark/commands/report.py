@@ -71,7 +71,8 @@ def _from_tables(args: argparse.Namespace):
 def _from_log_dirs(args: argparse.Namespace):
     from pyspark.sql import functions as F
 
-    from ..nightly import TABLES, analyse
+    from ..nightly import analyse
+    from ..report import REPORT_TABLES
 
     if args.warehouse or args.schema or args.config or args.snapshot_id:
         raise UsageError("LOGDIRs, or the tables (--warehouse, --schema, --config, --snapshot-id): not both")
@@ -85,7 +86,8 @@ def _from_log_dirs(args: argparse.Namespace):
     tables = analyse(spark, args.log_dirs, started, configs, alternative, cached,
                      include_internal=args.include_internal)
     stamp = {"snapshotId": "(log dirs)", "snapshotTime": started}
-    return {name: tables[name].select(*(F.lit(v).alias(k) for k, v in stamp.items()), "*") for name in TABLES}, cached
+    return {name: tables[name].select(*(F.lit(v).alias(k) for k, v in stamp.items()), "*")
+            for name in REPORT_TABLES}, cached
 
 
 @usage_errors(PROG)

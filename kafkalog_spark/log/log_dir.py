@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 import pyarrow.fs as pafs
 
 from ..findings import Finding, KafkaLogError
-from .checkpoints import LEADER_EPOCH_CHECKPOINT, PARTITION_METADATA
+from .checkpoints import LEADER_EPOCH_CHECKPOINT, META_PROPERTIES, PARTITION_METADATA, MetaProperties
 from .files import expand_paths, not_regular_detail, os_error_detail, resolve
 from .quorum_state import QUORUM_STATE
 
@@ -324,3 +324,32 @@ def segment_of_file(path: str) -> tuple[TopicPartition | None, int | None]:
     m = _SEGMENT_FILE.match(parts[-1])
     tp = TopicPartition.parse(parts[-2]) if len(parts) >= 2 else None
     return tp, int(m["base"]) if m else None
+
+
+def containing_log_dir(path: str, filesystem: pafs.FileSystem | None = None) -> str:
+    """The log dir that the rows read from ``path`` name in their ``logDir``: the path itself, or a partition
+    dir's parent."""
+    path = path.rstrip("/")
+    return path.rsplit("/", 1)[0] if is_partition_dir(path, filesystem) else path
+
+
+def cluster_id(path: str, filesystem: pafs.FileSystem | None = None) -> str | None:
+    """The ``cluster.id`` in the ``meta.properties`` of the log dir at or above ``path`` (a log dir or a partition
+    dir): None when there is no readable, valid one (its reader's findings are the validation's to report)."""
+    log_dir = containing_log_dir(path, filesystem)
+    fs, inner = resolve(log_dir, filesystem)
+    if fs.get_file_info(f"{inner.rstrip('/')}/{META_PROPERTIES}").type != pafs.FileType.File:
+        return None
+    meta = MetaProperties.read(f"{log_dir.rstrip('/')}/{META_PROPERTIES}", filesystem)
+    return None if meta.findings else meta.cluster_id
+
+
+def group_by_cluster(log_dirs: list[str], filesystem: pafs.FileSystem | None = None) -> dict[str | None, list[str]]:
+    """``log_dirs`` by the cluster they belong to (``meta.properties``' cluster.id), in the order first seen: the
+    internal topics of a cluster (group offsets, transactions, the metadata) speak of partitions on all of its
+    brokers, never of another cluster's. The dirs whose cluster is unknown (no meta.properties: copied partition
+    dirs, say) are taken as one cluster, under None."""
+    groups: dict[str | None, list[str]] = {}
+    for d in log_dirs:
+        groups.setdefault(cluster_id(d, filesystem), []).append(d)
+    return groups

@@ -733,9 +733,16 @@ def main(argv: list[str] | None = None) -> int:
         for note in expectations(oracle):
             log(f"note: {note}")
         target = OUT_DIR / version
-        shutil.rmtree(target, ignore_errors=True)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        build.rename(target)
+        # tiered/ is the tiered-storage corpus's (make samples-tiered): replace only what this run writes
+        target.mkdir(parents=True, exist_ok=True)
+        for name in ("broker", "oracle.json"):
+            old = target / name
+            if old.is_dir():
+                shutil.rmtree(old)
+            elif old.exists():
+                old.unlink()
+            (build / name).rename(old)
+        shutil.rmtree(build)
         write_readme()
         log(f"wrote {target.relative_to(REPO_ROOT)} in {round(time.monotonic() - started)} s")
     return 0
