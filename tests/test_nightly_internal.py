@@ -21,6 +21,7 @@ import pytest
 from kafkalog_spark import nightly
 from kafkalog_spark.delta import TableLocation, read_table
 from kafkalog_spark.kafka_versions import KafkaVersion
+from tests.report_page import Page
 
 CORPUS = Path(__file__).resolve().parent.parent / "data" / "samples-internal"
 MOVED = ("payments-0", "payments-1", "payments-2", "ledger-0", "ledger-1")
@@ -65,14 +66,16 @@ def tables(spark, dirs, tmp_path_factory: pytest.TempPathFactory) -> dict[str, l
     patch.setattr(nightly, "LOG_DIRS_PER_WRITE", 1)
     # both t-open transactions past their 15-minute timeout
     as_of = max(_oracle(v)["transactions"]["t-open"]["start_ms"] for v in dirs) + 900_001
+    work = tmp_path_factory.mktemp("wh")
     config = nightly.NightlyConfig(log_dirs=tuple(d for v in dirs.values() for d in v),
-                                   location=TableLocation(warehouse=str(tmp_path_factory.mktemp("wh"))),
-                                   snapshot_id="internal", kafka_version=KafkaVersion.V4)
+                                   location=TableLocation(warehouse=str(work / "tables")),
+                                   snapshot_id="internal", kafka_version=KafkaVersion.V4,
+                                   report=str(work / "report.html"))
     try:
         run = nightly.run(spark, config, now=lambda: dt.datetime.fromtimestamp(as_of / 1000, dt.UTC))
     finally:
         patch.undo()
-    out = {"as_of": as_of}
+    out = {"as_of": as_of, "page": Page(Path(config.report).read_text())}
     for name in ("log_offsets", *nightly.CLUSTER_TABLES):
         out[name] = [r.asDict(recursive=True) for r in run[name].collect()]
         assert out[name] == [r.asDict(recursive=True) for r in
@@ -144,3 +147,20 @@ def test_catalog_checks_cover_both_log_dirs_and_the_deleted_topic(tables, dirs) 
             _oracle(version)["log_offsets"]), version
         doomed = [(r["dirKind"], r["topicId"], r["topicDeleted"]) for r in rows if r["topic"] == "doomed"]
         assert doomed == [("delete", _oracle(version)["deleted_topics"]["doomed"], True)], version
+
+
+def test_the_report_shows_the_groups_that_reset_and_the_hanging_transactions(tables) -> None:
+    page, positions, txns = tables["page"], tables["consumer_positions"], tables["open_transactions"]
+    resetting = {(r["clusterId"], r["group"]) for r in positions if r["position"] in ("below_log_start",
+                                                                                      "beyond_log_end")}
+    assert len(resetting) == 4  # g-reset and g-beyond in each cluster
+    assert int(page.cards["groupsResetting"]) == len(resetting)
+    assert int(page.cards["hangingTransactions"]) == sum(r["status"] == "hanging" for r in txns) == len(txns) == 4
+    shown = page.tables["table-groups"].records()
+    keys = ("clusterId", "group", "topic", "partition", "committedOffset", "position")
+    assert sorted(tuple(str(r[k]) for k in keys) for r in shown) == sorted(
+        tuple(str(r[k]) for k in keys) for r in positions)
+    assert {r["position"] for r in shown[:len(resetting)]} <= {"below_log_start", "beyond_log_end"}  # these first
+    keys = ("clusterId", "topic", "partition", "transactionalId", "firstOffset", "status", "reason", "openMs")
+    assert sorted(tuple(str(r[k]) for k in keys) for r in page.tables["table-transactions"].records()) == sorted(
+        tuple(str(r[k]) for k in keys) for r in txns)

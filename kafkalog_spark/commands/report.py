@@ -71,7 +71,8 @@ def _from_tables(args: argparse.Namespace):
 def _from_log_dirs(args: argparse.Namespace):
     from pyspark.sql import functions as F
 
-    from ..nightly import analyse
+    from ..log.files import expand_paths
+    from ..nightly import analyse, cluster_tables
     from ..report import REPORT_TABLES
 
     if args.warehouse or args.schema or args.config or args.snapshot_id:
@@ -85,9 +86,12 @@ def _from_log_dirs(args: argparse.Namespace):
     cached: list = []
     tables = analyse(spark, args.log_dirs, started, configs, alternative, cached,
                      include_internal=args.include_internal)
+    shown = {name: tables[name] for name in REPORT_TABLES}
+    if args.include_internal:  # the groups' positions and open transactions, each cluster's (as the nightly job)
+        shown |= cluster_tables(spark, expand_paths(args.log_dirs), tables["log_offsets"],
+                                int(started.timestamp() * 1000))
     stamp = {"snapshotId": "(log dirs)", "snapshotTime": started}
-    return {name: tables[name].select(*(F.lit(v).alias(k) for k, v in stamp.items()), "*")
-            for name in REPORT_TABLES}, cached
+    return {name: df.select(*(F.lit(v).alias(k) for k, v in stamp.items()), "*") for name, df in shown.items()}, cached
 
 
 @usage_errors(PROG)

@@ -1,7 +1,19 @@
 """Writing analysis results into Delta tables, one snapshot at a time, all-or-nothing (:mod:`.snapshots`)."""
 
-from .snapshots import MANIFEST, append_rows, commit, committed, drop_runs, new_run_id, other_runs, read_table, run_rows
+from .snapshots import (
+    MANIFEST,
+    append_rows,
+    commit,
+    committed,
+    drop_runs,
+    new_run_id,
+    other_runs,
+    read_table,
+    run_rows,
+    snapshot_tables_written,
+)
 from .tables import IDENTIFIER, TableLocation, check_name, check_snapshot_id
 
 __all__ = ["IDENTIFIER", "MANIFEST", "TableLocation", "append_rows", "check_name", "check_snapshot_id", "commit",
-           "committed", "drop_runs", "new_run_id", "other_runs", "read_table", "run_rows"]
+           "committed", "drop_runs", "new_run_id", "other_runs", "read_table", "run_rows",
+           "snapshot_tables_written"]

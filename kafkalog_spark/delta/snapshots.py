@@ -101,6 +101,17 @@ def committed(spark: SparkSession, where: TableLocation) -> DataFrame:
             .select("snapshotId", f"run.{RUN_COLUMN}", "run.snapshotTime"))
 
 
+def snapshot_tables_written(spark: SparkSession, where: TableLocation, snapshot_id: str) -> list[str]:
+    """The tables the committed run of ``snapshot_id`` wrote (its manifest row's ``tables``; [] when it has
+    none): a snapshot written before a table existed does not list it."""
+    check_snapshot_id(snapshot_id)
+    if not _exists(spark, where, MANIFEST):
+        return []
+    runs = committed(spark, where).where(F.col("snapshotId") == snapshot_id).select("snapshotId", RUN_COLUMN)
+    rows = _load(spark, where, MANIFEST).join(runs, ["snapshotId", RUN_COLUMN], "left_semi").select("tables").collect()
+    return sorted({t for r in rows for t in (r.tables or [])})
+
+
 def read_table(spark: SparkSession, where: TableLocation, table: str, snapshot_id: str | None = None) -> DataFrame:
     """The rows of ``table`` in committed snapshots only (of ``snapshot_id`` when given): never a snapshot that
     is half written, being rewritten or abandoned by a killed run. Rows written before the manifest existed

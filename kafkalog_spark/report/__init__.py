@@ -20,8 +20,8 @@ from pathlib import Path
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from ..delta import TableLocation, committed, read_table
-from .data import REPORT_TABLES, ReportData, report_data
+from ..delta import TableLocation, committed, read_table, snapshot_tables_written
+from .data import REPORT_TABLES, STATE_REPORT_TABLES, ReportData, report_data
 from .page import render_html
 
 __all__ = ["REPORT_TABLES", "ReportData", "latest_snapshot", "previous_snapshot", "render_html", "report_data",
@@ -47,7 +47,8 @@ def previous_snapshot(spark: SparkSession, where: TableLocation, snapshot_id: st
 
 def snapshot_tables(spark: SparkSession, where: TableLocation, snapshot_id: str | None = None,
                     names: Mapping[str, str] | None = None) -> dict[str, DataFrame]:
-    """The report's tables of one committed snapshot (default: the newest). ``names``: table -> its name where
+    """The report's tables of one committed snapshot (default: the newest), the internal topics' too when it has
+    them. ``names``: table -> its name where
     they were renamed ([tables] of the nightly configuration). With an earlier committed snapshot, its
     partition_stats come too (``previous_partition_stats``: the report's growth since then). ValueError when
     there is no such snapshot."""
@@ -56,6 +57,9 @@ def snapshot_tables(spark: SparkSession, where: TableLocation, snapshot_id: str 
         raise ValueError("no committed snapshot to report on: run the nightly job first")
     names = names or {}
     tables = {t: read_table(spark, where, names.get(t, t), snapshot_id) for t in REPORT_TABLES}
+    written = snapshot_tables_written(spark, where, snapshot_id)
+    tables |= {t: read_table(spark, where, names.get(t, t), snapshot_id) for t in STATE_REPORT_TABLES
+               if names.get(t, t) in written}
     if tables["partition_stats"].limit(1).count() == 0:
         raise ValueError(f"snapshot {snapshot_id!r}: no committed rows (is the snapshot id right?)")
     before = previous_snapshot(spark, where, snapshot_id)

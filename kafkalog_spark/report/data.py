@@ -19,6 +19,8 @@ Rows = list[dict[str, Any]]
 SEVERITIES = ("error", "warning", "info")
 # The tables the report reads, by the nightly job's names.
 REPORT_TABLES = ("partition_stats", "segment_stats", "index_findings", "retention_forecast", "compaction_preview")
+# The internal topics' tables: shown when the snapshot has them (snapshots written before they existed do not).
+STATE_REPORT_TABLES = ("consumer_positions", "open_transactions")
 PARTITION_KEYS = ["logDir", "topic", "partition"]
 # The forecast days a table shows (the chart shows every day of the forecast).
 FORECAST_COLUMNS_DAYS = (0, 1, 7)
@@ -46,6 +48,10 @@ class ReportData:
     findings_by_check: Rows
     findings: Rows  # the first max_findings, errors first
     finding_count: int
+    groups: Rows = field(default_factory=list)  # committed positions, the groups that reset first, then by lag
+    group_position_count: int = 0
+    transactions: Rows = field(default_factory=list)  # open transactions, the hanging ones first
+    transaction_count: int = 0
     limits: dict[str, int] = field(default_factory=dict)
 
 
@@ -68,7 +74,32 @@ def _summary(tables: Mapping[str, DataFrame]) -> dict[str, Any]:
     totals.update({s: by_severity.get(s, 0) for s in SEVERITIES})
     for key in ("segments", "bytes", "records"):
         totals[key] = totals[key] or 0
+    if "consumer_positions" in tables:
+        totals["groupsResetting"] = (tables["consumer_positions"]
+                                     .where(F.col("position").isin("below_log_start", "beyond_log_end"))
+                                     .select("clusterId", "group").distinct().count())
+    if "open_transactions" in tables:
+        totals["hangingTransactions"] = tables["open_transactions"].where(F.col("status") == "hanging").count()
     return totals
+
+
+def _groups(positions: DataFrame, max_rows: int) -> tuple[Rows, int]:
+    """Committed positions: those that make a group reset first, then the largest lag."""
+    resets = F.when(F.col("position") == "ok", 1).otherwise(0)
+    rows = positions.orderBy(resets, F.desc_nulls_last("lag"), "clusterId", "group", "topic", "partition")
+    out = rows.select("clusterId", "group", "topic", "partition", "committedOffset", "logStartOffset", "logEndOffset",
+                      "lag", "position", F.expr("unix_millis(commitTimestamp)").alias("commitTimestamp"))
+    return _rows(out.limit(max_rows)), positions.count()
+
+
+def _transactions(open_txns: DataFrame, max_rows: int) -> tuple[Rows, int]:
+    """Open transactions, the hanging ones first, the longest open first."""
+    hanging = F.when(F.col("status") == "hanging", 0).otherwise(1)
+    rows = open_txns.orderBy(hanging, F.desc_nulls_last("openMs"), "clusterId", "topic", "partition", "firstOffset")
+    out = rows.select("clusterId", "topic", "partition", "transactionalId", "producerId", "firstOffset",
+                      F.expr("unix_millis(startTimestamp)").alias("startTimestamp"), "openMs", "timeoutMs", "status",
+                      "reason", "lastStableOffset", "blockedOffsets")
+    return _rows(out.limit(max_rows)), open_txns.count()
 
 
 def _topics(tables: Mapping[str, DataFrame], top: int) -> tuple[Rows, int]:
@@ -175,13 +206,14 @@ def report_data(tables: Mapping[str, DataFrame], *, top: int = 20, timeline_part
     """The report's numbers from a snapshot's tables (the nightly job's, by name: ``partition_stats``,
     ``segment_stats``, ``index_findings``, ``retention_forecast``, ``compaction_preview``).
 
-    ``top``: topics and partitions shown in charts; ``timeline_partitions``: the largest partitions drawn
-    segment by segment, at most ``timeline_segments`` (the newest) each; ``max_rows``: rows in a table. With a
-    ``previous_partition_stats`` table (the snapshot before, see :func:`~kafkalog_spark.report.snapshot_tables`),
-    growth is also measured since that snapshot."""
+    With ``consumer_positions`` and ``open_transactions`` (:data:`STATE_REPORT_TABLES`), the groups' positions and
+    the open transactions too. ``top``: topics and partitions shown in charts; ``timeline_partitions``: the
+    largest partitions drawn segment by segment, at most ``timeline_segments`` (the newest) each; ``max_rows``:
+    rows in a table. With a ``previous_partition_stats`` table (the snapshot before, see
+    :func:`~kafkalog_spark.report.snapshot_tables`), growth is also measured since that snapshot."""
     # Each table is read by several aggregations: read it once (a Delta table's read replays its log and joins
     # the snapshot manifest each time).
-    cached = {name: tables[name].persist() for name in REPORT_TABLES}
+    cached = {name: tables[name].persist() for name in (*REPORT_TABLES, *STATE_REPORT_TABLES) if name in tables}
     if "previous_partition_stats" in tables:
         cached["previous_partition_stats"] = tables["previous_partition_stats"]
     try:
@@ -204,6 +236,9 @@ def _report_data(tables: Mapping[str, DataFrame], top: int, timeline_partitions:
     days, forecast_topics, forecast_table = _forecast(forecast, top, horizon)
     compaction, compaction_count = _compaction(tables["compaction_preview"], max_rows)
     by_check, findings, finding_count = _findings(tables["index_findings"], max_rows)
+    groups, group_count = _groups(tables["consumer_positions"], max_rows) if "consumer_positions" in tables else ([], 0)
+    txns, txn_count = (_transactions(tables["open_transactions"], max_rows) if "open_transactions" in tables
+                       else ([], 0))
     previous = tables.get("previous_partition_stats")
     previous_id = previous.select(F.min("snapshotId")).collect()[0][0] if previous is not None else None
     return ReportData(
@@ -214,6 +249,7 @@ def _report_data(tables: Mapping[str, DataFrame], top: int, timeline_partitions:
         roll_reasons=_roll_reasons(tables["segment_stats"], max_rows), forecast_days=days,
         forecast_topics=forecast_topics, forecast_table=forecast_table, has_what_if=what_if,
         compaction=compaction, compaction_count=compaction_count, findings_by_check=by_check, findings=findings,
-        finding_count=finding_count,
+        finding_count=finding_count, groups=groups, group_position_count=group_count, transactions=txns,
+        transaction_count=txn_count,
         limits={"top": top, "timeline_partitions": timeline_partitions, "timeline_segments": timeline_segments,
                 "max_rows": max_rows, "horizon_days": horizon})

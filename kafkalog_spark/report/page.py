@@ -110,6 +110,12 @@ def _summary(data: ReportData) -> str:
              _card("bytes", "bytes on disk (.log)", s["bytes"], format_bytes(s["bytes"])),
              _card("records", "records", s["records"], format_count(s["records"]))]
     cards += [_card(sev, f"{sev} findings", s[sev], format_count(s[sev]), sev) for sev in SEVERITIES]
+    if "groupsResetting" in s:
+        cards.append(_card("groupsResetting", "groups that will reset", s["groupsResetting"],
+                           format_count(s["groupsResetting"]), "warning" if s["groupsResetting"] else ""))
+    if "hangingTransactions" in s:
+        cards.append(_card("hangingTransactions", "hanging transactions", s["hangingTransactions"],
+                           format_count(s["hangingTransactions"]), "error" if s["hangingTransactions"] else ""))
     return f'<div class="cards">{"".join(cards)}</div>'
 
 
@@ -146,6 +152,36 @@ FINDING_COLUMNS = [Column("severity", "severity"), Column("check", "check"), Col
                    Column("topic", "topic"), Column("partition", "partition"), Column("file", "file"),
                    Column("position", "byte position", "count"), Column("expected", "expected"),
                    Column("found", "found"), Column("detail", "detail")]
+
+
+GROUP_COLUMNS = [Column("clusterId", "cluster"), Column("group", "group"), Column("topic", "topic"),
+                 Column("partition", "partition"), Column("committedOffset", "committed offset", "count"),
+                 Column("logStartOffset", "log start offset", "count"),
+                 Column("logEndOffset", "log end offset", "count"), Column("lag", "lag", "count"),
+                 Column("position", "position"), Column("commitTimestamp", "committed at", "time_ms")]
+TRANSACTION_COLUMNS = [Column("clusterId", "cluster"), Column("topic", "topic"), Column("partition", "partition"),
+                       Column("transactionalId", "transactional id"), Column("producerId", "producer id"),
+                       Column("firstOffset", "first offset", "count"), Column("startTimestamp", "started", "time_ms"),
+                       Column("openMs", "open for (ms)", "count"), Column("timeoutMs", "timeout (ms)", "count"),
+                       Column("status", "status"), Column("reason", "why hanging"),
+                       Column("lastStableOffset", "last stable offset", "count"),
+                       Column("blockedOffsets", "offsets read_committed cannot see", "count")]
+
+
+def _internal_topics(data: ReportData) -> str:
+    """Groups' positions and open transactions (the nightly job's consumer_positions and open_transactions)."""
+    return ("<h3>Consumer groups: committed positions</h3>"
+            + (table(data.groups, GROUP_COLUMNS, "table-groups")
+               + _shown(len(data.groups), data.group_position_count, "committed positions")
+               + '<p class="note">Positions below the log start or beyond the log end make the group reset when it '
+                 "resumes (auto.offset.reset); they come first, then the largest lag.</p>"
+               if data.group_position_count else '<p class="note">No committed offsets.</p>')
+            + "<h3>Open transactions</h3>"
+            + (table(data.transactions, TRANSACTION_COLUMNS, "table-transactions")
+               + _shown(len(data.transactions), data.transaction_count, "open transactions")
+               + '<p class="note">Hanging: open past its timeout at the snapshot time, or no longer ongoing at its '
+                 "coordinator; it holds the last stable offset back.</p>"
+               if data.transaction_count else '<p class="note">No open transactions.</p>'))
 
 
 def _forecast_columns(data: ReportData) -> list[Column]:
@@ -202,6 +238,8 @@ def render_html(data: ReportData, title: str = "kafkalog report") -> str:
          + table(data.findings, FINDING_COLUMNS, "table-findings")
          + _shown(len(data.findings), data.finding_count, "findings")),
     ]
+    if "groupsResetting" in s or "hangingTransactions" in s:  # a snapshot with the internal topics' tables
+        sections.insert(-1, ("internal", "Groups and transactions", _internal_topics(data)))
     nav = "".join(f'<a href="#{key}">{html.escape(name)}</a>' for key, name, _ in sections)
     body = "".join(f'<section id="{key}"><h2>{html.escape(name)}</h2>{content}</section>'
                    for key, name, content in sections)
