@@ -119,10 +119,16 @@ def _batches(log: Path) -> list[dict]:
 
 @pytest.fixture(scope="module")
 def analysed(spark, samples: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict, list]:
-    """One log dir of damaged copies (each dir named after its damage; ``facts`` holds what each test expects)
-    and a second one holding a replica of one of them, analysed in one go with the live copy (one Spark
+    """The damaged log dirs of :func:`damaged_log_dirs`, analysed in one go with the live copy (one Spark
     analysis for all: the live copy's partition is in neither)."""
-    tmp = tmp_path_factory.mktemp("damaged")
+    root, facts, dirs = damaged_log_dirs(samples, tmp_path_factory.mktemp("damaged"))
+    return root, facts, analyse(spark, samples / "live-copy", *dirs)
+
+
+def damaged_log_dirs(samples: Path, tmp: Path) -> tuple[Path, dict, list[Path]]:
+    """One log dir of damaged copies (each dir named after its damage; ``facts`` holds what each test expects)
+    and a second one holding a replica of one of them: the root, the facts and both log dirs (the local
+    engine's test compares the engines on them too)."""
     root = tmp / "logs"
     broker = samples / "broker"
     facts: dict = {}
@@ -182,7 +188,7 @@ def analysed(spark, samples: Path, tmp_path_factory: pytest.TempPathFactory) -> 
     for log_dir in (root, tmp / "replica"):  # the same partition in two log dirs
         shutil.copytree(broker / "idempotent-only-0", log_dir / "replica-0")
     facts["replica"] = [str(root / "replica-0"), str(tmp / "replica" / "replica-0")]
-    return root, facts, analyse(spark, samples / "live-copy", root, tmp / "replica")
+    return root, facts, [root, tmp / "replica"]
 
 
 def test_bit_flip_is_a_crc_error_at_the_batch(damaged) -> None:

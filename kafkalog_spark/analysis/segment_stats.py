@@ -25,6 +25,13 @@ def _ok(df: DataFrame) -> DataFrame:
     return df.where(F.col("problem").isNull())
 
 
+def _approx_distinct(c: Column) -> Column:
+    """Distinct non-null values, estimated with an Apache DataSketches HLL sketch: Spark (DataSketches' Java library)
+    and the local engine (Sail, its Rust port) give the same number, where their ``approx_count_distinct`` (each its
+    own HyperLogLog) differ (Spark's said 24 of the 23 distinct keys of segments of the sample corpus)."""
+    return F.hll_sketch_estimate(F.hll_sketch_agg(c))
+
+
 def _batch_stats(batches: DataFrame) -> DataFrame:
     b = _ok(batches)
     first = Window.partitionBy(*KEYS).orderBy("position")
@@ -50,7 +57,7 @@ def _batch_stats(batches: DataFrame) -> DataFrame:
         F.sum((~F.col("isValid")).cast("int")).alias("invalidBatches"),
         F.sum((F.col("count") == 0).cast("int")).alias("emptyBatches"),
         F.sum(F.col("deleteHorizonMs").isNotNull().cast("int")).alias("deleteHorizonBatches"),
-        F.approx_count_distinct(F.when(F.col("producerId") >= 0, F.col("producerId"))).alias("producerIds"),
+        _approx_distinct(F.when(F.col("producerId") >= 0, F.col("producerId"))).alias("producerIds"),
     )
     return agg.join(firsts, KEYS).join(codec_mix, KEYS)
 
@@ -128,7 +135,7 @@ def _record_stats(records: DataFrame, partition_files: DataFrame | None) -> Data
         F.sum(F.col("isControl").cast("int")).alias("controlRecords"),
         F.sum((data & (F.col("valueSize") < 0)).cast("int")).alias("tombstones"),  # a null value
         F.sum((data & F.col("key").isNull()).cast("int")).alias("keylessRecords"),
-        F.approx_count_distinct(F.when(data, F.col("key"))).alias("approxDistinctKeys"),
+        _approx_distinct(F.when(data, F.col("key"))).alias("approxDistinctKeys"),
         F.sum(F.when(data, payload)).alias("payloadBytes"),
         F.avg(F.when(data, payload)).alias("avgRecordSize"),
         F.max(F.when(data, payload)).alias("maxRecordSize"),

@@ -16,7 +16,7 @@ import argparse
 
 from .inputs import UsageError, check_log_dirs, configs_of, parse_time
 from .output import add_config_arguments, iso_utc, print_json, print_table, progress
-from .runtime import spark_session, usage_errors
+from .runtime import add_engine_argument, choose_engine, engine_description, spark_session, usage_errors
 
 TABLE_COLUMNS = ["topic", "partition", "cleanOrder", "wouldClean", "cleanReason", "dirtyRatio", "firstDirtyOffset",
                  "firstUncleanableOffset", "uncleanableReason", "endOffset", "recordsRemoved", "bytesRemoved",
@@ -34,8 +34,9 @@ def run(args: argparse.Namespace) -> int:
 
     from ..analysis.compaction import preview_log_dirs
 
-    progress(f"reading {len(args.log_dirs)} log dir(s) with a local Spark session")
-    spark = spark_session(args, "kafkalog-cli")
+    engine = choose_engine(args)
+    progress(f"reading {len(args.log_dirs)} log dir(s) with {engine_description(engine, args)}")
+    spark = spark_session(args, "kafkalog-cli", engine=engine)
     try:
         preview = preview_log_dirs(spark, list(args.log_dirs), configs, now_ms, simulate_all=args.simulate_all,
                                    include_records=False, topics=args.topics or None)
@@ -71,4 +72,5 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="also simulate the pass for compacted partitions the cleaner would not pick now")
     p.add_argument("--segments", action="store_true", help="also print one row per segment")
     p.add_argument("--json", action="store_true", help="JSON Lines: one object per partition")
+    add_engine_argument(p)
     p.set_defaults(func=run)

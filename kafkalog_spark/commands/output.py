@@ -11,12 +11,15 @@ import datetime as dt
 import json
 import sys
 from collections.abc import Iterable, Sequence
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from .inputs import (
     add_kafka_version,
     parse_time,  # noqa: F401 - re-exported: the commands and their tests import it from here
 )
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
 
 # Columns holding epoch milliseconds that mean a point in time (not a duration such as retentionMs).
 TIME_COLUMNS = frozenset({
@@ -82,6 +85,21 @@ def add_config_arguments(p: argparse.ArgumentParser, what_if: bool = True) -> No
         return
     p.add_argument("--set", dest="what_if", action="append", default=[], metavar="key=value",
                    help="what-if config for every topic (repeatable), e.g. --set retention.ms=86400000")
+
+
+def row_dicts(df: DataFrame) -> list[dict]:
+    """``df``'s rows as dicts (nested rows too), each map column's entries in key order: a map has no order of its
+    own, and engines hand one back in different orders (Spark's classic collect in a Java HashMap's, Spark Connect
+    and the local engine in the map's), which the printed output must not show."""
+    from pyspark.sql.types import MapType
+
+    maps = [f.name for f in df.schema.fields if isinstance(f.dataType, MapType)]
+    rows = [r.asDict(recursive=True) for r in df.collect()]
+    for r in rows:
+        for name in maps:
+            if r[name] is not None:
+                r[name] = dict(sorted(r[name].items()))
+    return rows
 
 
 def print_json(rows: Iterable[dict], out: TextIO | None = None) -> None:

@@ -16,7 +16,7 @@ from typing import TextIO
 
 from .inputs import check_log_dirs, configs_of, parse_time
 from .output import add_config_arguments, iso_utc, print_json, print_table, progress
-from .runtime import spark_session, usage_errors
+from .runtime import add_engine_argument, choose_engine, engine_description, spark_session, usage_errors
 
 PROG = "kafkalog retention-plan"
 TABLE_COLUMNS = ["topic", "partition", "baseOffset", "size", "largestTimestamp", "deletable", "rule", "reason",
@@ -35,6 +35,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--topics", metavar="T1,T2", help="only these topics")
     p.add_argument("--include-internal", action="store_true", help="also plan internal topics")
     p.add_argument("--json", action="store_true", help="JSON Lines: one object per segment")
+    add_engine_argument(p)
     p.set_defaults(func=run)
     return p
 
@@ -76,8 +77,9 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
 
     from ..analysis.retention import retention_plan, retention_what_if
 
-    progress(f"reading {len(args.log_dirs)} log dir(s) with a local Spark session")
-    spark = spark_session(args, "kafkalog-retention-plan")
+    engine = choose_engine(args)
+    progress(f"reading {len(args.log_dirs)} log dir(s) with {engine_description(engine, args)}")
+    spark = spark_session(args, "kafkalog-retention-plan", engine=engine)
 
     def load(view: str):
         reader = (spark.read.format("kafkalog").option("view", view)

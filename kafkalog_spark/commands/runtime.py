@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import os
 import sys
 import tomllib
 from collections.abc import Callable
@@ -60,12 +61,86 @@ def usage_errors(prog: str) -> Callable[[Command], Command]:
     return wrap
 
 
-def spark_session(args: argparse.Namespace, app_name: str, *, delta: bool = False):
-    """The commands' one way to a Spark session: local, or ``--remote`` Spark Connect. Unless ``--verbose``,
-    Spark's logging and its console progress bar are off (the bar has no newline of its own and glued
-    itself onto the first line of the output): the session sets both from ``quiet`` (a Connect server
-    keeps its own)."""
+# --engine auto picks the local engine below this many bytes of files under the LOGDIRs. Measured on a 2-core
+# machine (README, Benchmarks): the local engine answers stats and validate on the 2.3 MB sample log dir in
+# seconds where a Spark session first takes tens of seconds to start; it keeps no cache (each check decodes
+# again), so past some size Spark's cached views win.
+AUTO_LOCAL_BYTES = 64 * 1024 * 1024
+ENGINES = ("auto", "local", "spark")
+
+
+def add_engine_argument(p: argparse.ArgumentParser) -> None:
+    """``--engine``, for the read-only commands whose analyses the local engine runs."""
+    p.add_argument("--engine", choices=ENGINES, default="auto",
+                   help="where the analyses run: 'local' in this process with Sail, no JVM (pysail, in the [spark] "
+                        "and [local] extras); 'spark' a local Spark session (or --remote); 'auto' (the default) local "
+                        f"when the LOGDIRs hold less than {AUTO_LOCAL_BYTES // 2**20} MiB of files, Sail is installed "
+                        "and there is no --remote, else spark")
+
+
+def input_bytes(paths: list[str], limit: int | None = None) -> int | None:
+    """The bytes of the files under ``paths`` (globs expanded), counting up to just past ``limit``; None when a
+    path is not on this machine's file system (a URI of another one), where only Spark reads it."""
+    from ..log.files import expand_paths
+    from .inputs import local_path
+
+    total = 0
+    for path in expand_paths(paths):
+        local = local_path(path)
+        if local is None:
+            return None
+        for root, _dirs, files in os.walk(local):
+            for name in files:
+                try:
+                    total += os.stat(os.path.join(root, name), follow_symlinks=False).st_size
+                except OSError:
+                    continue  # a file gone or unreadable is the source's finding, not the size's problem
+                if limit is not None and total > limit:
+                    return total
+    return total
+
+
+def choose_engine(args: argparse.Namespace) -> str:
+    """``local`` or ``spark`` for a command's ``--engine`` (commands without the option run on Spark). A choice
+    that cannot work is a usage error, raised before anything starts."""
+    from ..session import classic_session_running, sail
+
+    engine = getattr(args, "engine", "spark")
+    remote = getattr(args, "remote", None)
+    if engine == "local":
+        if remote is not None:
+            raise UsageError("--engine local runs in this process: it cannot be combined with --remote")
+        if not sail.available():
+            raise UsageError("--engine local needs Sail (pysail): pip install 'kafkalog-spark[local]'")
+        if classic_session_running():
+            raise UsageError("--engine local: this process already runs a classic Spark session, and a process "
+                             "holds either that or Spark Connect sessions (use --engine spark)")
+        return "local"
+    # auto: a classic session already running here (a notebook's, a test's) is paid for, and excludes this engine
+    if engine == "spark" or remote is not None or not sail.available() or classic_session_running():
+        return "spark"
+    size = input_bytes(list(getattr(args, "log_dirs", []) or []), AUTO_LOCAL_BYTES)
+    return "local" if size is not None and size < AUTO_LOCAL_BYTES else "spark"
+
+
+def engine_description(engine: str, args: argparse.Namespace) -> str:
+    """How a progress line names where the work runs."""
+    if engine == "local":
+        return "the local engine (Sail, in this process)"
+    return "a Spark Connect session" if getattr(args, "remote", None) is not None else "a local Spark session"
+
+
+def spark_session(args: argparse.Namespace, app_name: str, *, delta: bool = False, engine: str | None = None):
+    """The commands' one way to a Spark session: local, or ``--remote`` Spark Connect, or on the local engine
+    (``engine``, or the command's ``--engine`` as :func:`choose_engine` resolves it; never with ``delta``: Sail
+    writes no Delta tables of ours). Unless ``--verbose``, Spark's logging and its console progress bar are off
+    (the bar has no newline of its own and glued itself onto the first line of the output): the session sets
+    both from ``quiet`` (a Connect server keeps its own)."""
     from ..session import local_session
 
-    return local_session(app_name, delta=delta, remote=getattr(args, "remote", None),
-                         quiet=not getattr(args, "verbose", False))
+    quiet = not getattr(args, "verbose", False)
+    if not delta and (engine or choose_engine(args)) == "local":
+        from ..session.sail import sail_session
+
+        return sail_session(quiet=quiet)
+    return local_session(app_name, delta=delta, remote=getattr(args, "remote", None), quiet=quiet)

@@ -11,8 +11,16 @@ import argparse
 
 from .inputs import check_log_dirs, check_output_file, configs_of, local_path
 from .junit import SEVERITY_RANK, junit_xml, partitions_read
-from .output import add_config_arguments, print_json, print_table, progress
-from .runtime import EXIT_FINDINGS, EXIT_OK, spark_session, usage_errors
+from .output import add_config_arguments, print_json, print_table, progress, row_dicts
+from .runtime import (
+    EXIT_FINDINGS,
+    EXIT_OK,
+    add_engine_argument,
+    choose_engine,
+    engine_description,
+    spark_session,
+    usage_errors,
+)
 
 STATS_COLUMNS = ["topic", "partition", "baseOffset", "isActive", "records", "batches", "logSize", "firstOffset",
                  "lastOffset", "maxTimestamp", "codecMix", "rollReason"]
@@ -20,8 +28,9 @@ FINDING_COLUMNS = ["severity", "check", "topic", "partition", "baseOffset", "fil
 
 
 def _session(args: argparse.Namespace):
-    progress(f"reading {len(args.log_dirs)} log dir(s) with a local Spark session")
-    return spark_session(args, "kafkalog-cli")
+    engine = choose_engine(args)
+    progress(f"reading {len(args.log_dirs)} log dir(s) with {engine_description(engine, args)}")
+    return spark_session(args, "kafkalog-cli", engine=engine)
 
 
 @usage_errors("kafkalog stats")
@@ -38,8 +47,7 @@ def run_stats(args: argparse.Namespace) -> int:
         v = read_views(spark, log_dir, ("segments", "batches", "records", "partition_files"),
                        includeInternal=str(args.include_internal).lower())
         stats = segment_stats(v["segments"], v["batches"], v["records"], v["partition_files"], configs)
-        rows += [{"logDir": log_dir} | r.asDict(recursive=True)
-                 for r in stats.orderBy("topic", "partition", "baseOffset").collect()]
+        rows += [{"logDir": log_dir} | r for r in row_dicts(stats.orderBy("topic", "partition", "baseOffset"))]
     if args.json:
         print_json(rows)
     else:
@@ -50,6 +58,7 @@ def run_stats(args: argparse.Namespace) -> int:
 @usage_errors("kafkalog validate")
 def run_validate(args: argparse.Namespace) -> int:
     from ..analysis.index_validation import validate
+    from ..session.sail import is_sail
 
     check_log_dirs(args.log_dirs, "LOGDIR", getattr(args, "remote", None))
     if args.junit:
@@ -59,7 +68,8 @@ def run_validate(args: argparse.Namespace) -> int:
     findings = validate(spark, args.log_dirs, records=True, includeInternal=str(args.include_internal).lower())
     rows = [r.asDict() for r in findings.orderBy("topic", "partition", "baseOffset", "file", "position").collect()]
     partitions = partitions_read(spark, args.log_dirs, args.include_internal) if args.junit else set()
-    spark.catalog.clearCache()
+    if not is_sail(spark):  # Sail caches nothing (and refuses the call)
+        spark.catalog.clearCache()
     shown = [r for r in rows if args.all or r["severity"] != "info"]
     if args.json:
         print_json(shown)
@@ -79,6 +89,7 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="JSON Lines instead of a table")
     p.add_argument("--no-internal", dest="include_internal", action="store_false",
                    help="skip internal topics (__consumer_offsets, ...)")
+    add_engine_argument(p)
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:

@@ -12,8 +12,8 @@ import sys
 
 from pyspark.sql import SparkSession
 
-from .delta.packages import delta_spark_confs
-from .logging_config import quiet_python_logging, quiet_spark_confs
+from ..delta.packages import delta_spark_confs
+from ..logging_config import quiet_python_logging, quiet_spark_confs
 
 # Settings a session of ours needs; all are runtime SQL settings, so they can be set over Connect too.
 RUNTIME_CONFIGS = {
@@ -39,6 +39,16 @@ def is_connect(spark: SparkSession) -> bool:
     from pyspark.sql.utils import is_remote
 
     return is_remote() or type(spark).__module__.startswith("pyspark.sql.connect")
+
+
+def classic_session_running() -> bool:
+    """Whether this process already runs a classic Spark session (a JVM of its own). pyspark switches its
+    functions to Spark Connect for the whole process once a Connect session starts, so such a process cannot
+    also use the local engine (:mod:`.sail`) or another Connect session."""
+    from pyspark import SparkContext
+    from pyspark.sql.utils import is_remote
+
+    return not is_remote() and SparkContext._active_spark_context is not None
 
 
 def local_session(app_name: str = "kafkalog", master: str = "local[*]", *, delta: bool = True,
@@ -78,7 +88,7 @@ def local_session(app_name: str = "kafkalog", master: str = "local[*]", *, delta
 
 
 def _registered(spark: SparkSession) -> SparkSession:
-    from .source import register
+    from ..source import register
 
     register(spark)
     return spark

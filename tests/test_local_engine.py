@@ -1,0 +1,196 @@
+"""The local engine (Sail, in-process, no JVM) against Spark: the same analyses give the same rows, table by table,
+on both corpora and on the damaged copies the validate tests make; the commands print the same JSON and exit with
+the same codes.
+
+A process holds either a classic or a Spark Connect session, never both (pyspark switches its functions to
+Connect for the whole process), so the local engine runs in a child process (``python -m
+tests.test_local_engine``) and Spark in this one, on the suite's session.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kafkalog_spark.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLES, KAFKA4 = ROOT / "data" / "samples", ROOT / "data" / "samples-kafka4"
+CORPUS_DIRS = [SAMPLES / "broker", SAMPLES / "legacy", SAMPLES / "live-copy", KAFKA4 / "broker", KAFKA4 / "live-copy"]
+AS_OF = 1_900_000_000_000  # a fixed "now" for the plans (2030-03-17), so both engines see the same time
+
+pytestmark = pytest.mark.skipif(
+    __import__("importlib.util").util.find_spec("pysail") is None, reason="the local engine needs pysail ([local])")
+
+
+def _plain(v: object) -> object:
+    """A value as JSON keeps it; a datetime (handed back naive, in this process's zone) as its UTC instant."""
+    if isinstance(v, dt.datetime):
+        return v.astimezone(dt.UTC).isoformat()
+    if isinstance(v, dict):
+        return {k: _plain(x) for k, x in sorted(v.items())}
+    if isinstance(v, list | tuple):
+        return [_plain(x) for x in v]
+    if isinstance(v, bytes | bytearray):
+        return v.hex()
+    return v
+
+
+def _rows(df) -> list[str]:
+    """A DataFrame's rows as sorted JSON lines (row order is neither engine's promise)."""
+    return sorted(json.dumps(_plain(r.asDict(recursive=True)), sort_keys=True) for r in df.collect())
+
+
+def engine_tables(spark, log_dirs: list[str], together: list[str]) -> dict[str, list[str]]:
+    """The tables both engines compute: per log dir (as the commands run them) the segment statistics, the
+    validation findings, the retention plan and the compaction preview; and the index findings of ``together``
+    read as one (partitions in several dirs)."""
+    from kafkalog_spark.analysis.compaction import preview_log_dirs
+    from kafkalog_spark.analysis.index_validation import index_findings, log_dirs_of, read_views, validate
+    from kafkalog_spark.analysis.retention import retention_plan
+    from kafkalog_spark.analysis.segment_stats import segment_stats
+    from kafkalog_spark.source import read_views as source_views
+
+    out: dict[str, list[str]] = {}
+    for d in log_dirs:
+        v = source_views(spark, d, ("segments", "batches", "records", "partition_files"))
+        out[f"segment_stats {d}"] = _rows(segment_stats(v["segments"], v["batches"], v["records"],
+                                                        v["partition_files"]))
+        out[f"retention_plan {d}"] = _rows(retention_plan(v["segments"], v["batches"], v["partition_files"],
+                                                          None, AS_OF))
+        preview = preview_log_dirs(spark, [d], None, AS_OF, simulate_all=True)
+        out[f"compaction_preview.partitions {d}"] = _rows(preview.partitions)
+        out[f"compaction_preview.segments {d}"] = _rows(preview.segments)
+        preview.unpersist()
+    out["validate"] = _rows(validate(spark, log_dirs))
+    views = read_views(spark, together, records=True)
+    out["index_findings together"] = _rows(index_findings(spark, views, log_dirs_of(together)))
+    return out
+
+
+@pytest.fixture(scope="module")
+def inputs(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[str], list[str]]:
+    """The corpora's log dirs and the validate tests' damaged ones (a second dir holds a replica)."""
+    from tests.test_index_validation import damaged_log_dirs
+
+    _, _, damaged = damaged_log_dirs(SAMPLES, tmp_path_factory.mktemp("damaged"))
+    dirs = [str(d) for d in CORPUS_DIRS + damaged]
+    return dirs, [str(d) for d in damaged]
+
+
+def _local(*args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run([sys.executable, *args], capture_output=True, text=True, timeout=600, cwd=ROOT, env=env)
+
+
+@pytest.fixture(scope="module")
+def local_tables(inputs, tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[str]]:
+    out = tmp_path_factory.mktemp("local") / "tables.json"
+    dirs, together = inputs
+    done = _local("-m", "tests.test_local_engine", str(out), json.dumps(dirs), json.dumps(together))
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(out.read_text())
+
+
+def differences(got: dict[str, list[str]], expected: dict[str, list[str]]) -> dict[str, object]:
+    """Per table that differs: its row counts, or the columns whose values differ (rows taken in sorted order)."""
+    out: dict[str, object] = {}
+    for name in sorted(set(got) | set(expected)):
+        a, b = got.get(name), expected.get(name)
+        if a == b:
+            continue
+        if a is None or b is None or len(a) != len(b):
+            out[name] = ("rows", None if a is None else len(a), None if b is None else len(b))
+            continue
+        columns = {c for x, y in zip(a, b, strict=True) for c, v in json.loads(y).items() if json.loads(x).get(c) != v}
+        out[name] = sorted(columns)
+    return out
+
+
+def test_the_local_engine_gives_sparks_rows_table_by_table(spark, inputs, local_tables) -> None:
+    dirs, together = inputs
+    expected = engine_tables(spark, dirs, together)
+    spark.catalog.clearCache()
+    assert differences(local_tables, expected) == {}
+    # the comparison compared something: every kind of table has rows, the damage and the replica show
+    assert all(expected[f"segment_stats {d}"] for d in dirs)
+    assert any(expected[f"compaction_preview.partitions {d}"] for d in dirs)
+    checks = {json.loads(r)["check"] for r in expected["validate"]}
+    assert {"batch_crc_invalid", "truncated_tail", "index_position_not_batch_boundary", "record_decode_failed",
+            "stray_temp_file", "checkpoint_missing_partition"} <= checks
+    assert "partition_in_several_dirs" in {json.loads(r)["check"] for r in expected["index_findings together"]}
+
+
+@pytest.mark.parametrize("command", [["stats"], ["validate"], ["validate", "--fail-on", "warning", "--all"]])
+def test_the_commands_print_the_same_json_and_exit_the_same(spark, inputs, command: list[str], capsys) -> None:
+    dirs, _ = inputs
+    args = [*command, *dirs[:5], "--json"]  # the corpora (the damaged copies are compared above)
+    local = _local("-m", "kafkalog_spark.cli", *args, "--engine", "local")
+    code = main([*args, "--engine", "spark"])
+    out = capsys.readouterr().out
+    assert (local.returncode, sorted(local.stdout.splitlines())) == (code, sorted(out.splitlines()))
+    assert out.strip()
+    assert local.stderr == ""  # the engine's own logging stays off
+
+
+def test_auto_picks_the_local_engine_below_the_threshold(samples: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from kafkalog_spark.commands import runtime
+
+    done = _local("-m", "kafkalog_spark.cli", "--verbose", "stats", str(samples / "legacy"), "--json")
+    assert done.returncode == 0, done.stderr
+    assert "with the local engine" in done.stderr and done.stdout.strip()
+
+    def args(**kw: object) -> argparse.Namespace:
+        return argparse.Namespace(**({"engine": "auto", "log_dirs": [str(samples / "legacy")], "remote": None} | kw))
+
+    import kafkalog_spark.session
+
+    monkeypatch.setattr(kafkalog_spark.session, "classic_session_running", lambda: False)  # as in a CLI process
+    legacy_bytes = runtime.input_bytes([str(samples / "legacy")])
+    assert legacy_bytes == sum(f.stat().st_size for f in (samples / "legacy").rglob("*") if f.is_file())
+    assert runtime.choose_engine(args()) == "local"
+    assert runtime.choose_engine(args(remote="sc://127.0.0.1:15002")) == "spark"  # the server reads the files
+    assert runtime.choose_engine(args(engine="spark")) == "spark"
+    monkeypatch.setattr(runtime, "AUTO_LOCAL_BYTES", legacy_bytes)  # not below the threshold any more
+    assert runtime.choose_engine(args()) == "spark"
+    assert runtime.choose_engine(args(engine="local")) == "local"
+    # a process that already runs a classic session (a notebook's, this suite's) keeps it: a process holds one kind
+    monkeypatch.setattr(runtime, "AUTO_LOCAL_BYTES", 2**40)
+    monkeypatch.setattr(kafkalog_spark.session, "classic_session_running", lambda: True)
+    assert runtime.choose_engine(args()) == "spark"
+    with pytest.raises(runtime.UsageError, match="already runs a classic Spark session"):
+        runtime.choose_engine(args(engine="local"))
+
+
+def test_local_engine_usage_mistakes_are_one_line_and_exit_2(samples: Path, capsys) -> None:
+    assert main(["--remote", "sc://127.0.0.1:1", "stats", str(samples / "legacy"), "--engine", "local"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["kafkalog stats: error: --engine local runs in this process: it cannot be combined with --remote"]
+    with pytest.raises(SystemExit) as e:
+        main(["validate", str(samples / "legacy"), "--engine", "jvm"])
+    assert e.value.code == 2
+    assert "argument --engine: invalid choice: 'jvm'" in capsys.readouterr().err
+
+
+def _main(out: str, dirs: str, together: str, engine: str = "local") -> None:
+    """The tables of one engine into the JSON file ``out`` (``spark``: to compare by hand, outside pytest)."""
+    if engine == "local":
+        from kafkalog_spark.session.sail import sail_session
+
+        spark = sail_session()
+    else:
+        from kafkalog_spark.session import local_session
+
+        spark = local_session("kafkalog-local-engine-test", delta=False)
+    Path(out).write_text(json.dumps(engine_tables(spark, json.loads(dirs), json.loads(together))))
+
+
+if __name__ == "__main__":
+    _main(*sys.argv[1:])
