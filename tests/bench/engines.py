@@ -20,8 +20,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def run_once(command: str, engine: str, log_dir: str) -> tuple[float, int, float]:
-    """(wall seconds, exit code, peak RSS of the process in MiB) of one fresh ``kafkalog`` process."""
+def run_once(command: str, engine: str, log_dir: str) -> tuple[float, int, float, float]:
+    """(wall seconds, exit code, peak RSS of the process in MiB, its CPU seconds) of one fresh ``kafkalog``
+    process. CPU and memory are the process's own and of the children it waited for: with Spark, not the JVM."""
     args = [sys.executable, "-m", "kafkalog_spark.cli", command, log_dir, "--json", "--engine", engine]
     start = time.perf_counter()
     proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=ROOT)
@@ -31,7 +32,7 @@ def run_once(command: str, engine: str, log_dir: str) -> tuple[float, int, float
     err = proc.stderr.read().decode() if proc.stderr else ""
     if proc.returncode not in (0, 1):  # validate exits 1 on findings at the gate
         raise RuntimeError(f"{' '.join(args)} exited {proc.returncode}: {err[-2000:]}")
-    return wall, proc.returncode, usage.ru_maxrss / 1024
+    return wall, proc.returncode, usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -43,14 +44,15 @@ def main(argv: list[str] | None = None) -> None:
     args = p.parse_args(argv)
     print(f"log dir: {args.log_dir}; {args.runs} runs each, in turn; load average before: "
           f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
-    print("| command | engine | median wall s | runs (s) | exit code | peak RSS MiB |")
-    print("|---|---|---:|---|---:|---:|")
+    print("| command | engine | median wall s | runs (s) | median CPU s | exit code | peak RSS MiB |")
+    print("|---|---|---:|---|---:|---:|---:|")
     for command in args.commands:
         for engine in args.engines:
             runs = [run_once(command, engine, args.log_dir) for _ in range(args.runs)]
-            walls = [w for w, _, _ in runs]
+            walls = [r[0] for r in runs]
             print(f"| {command} | {engine} | {statistics.median(walls):.2f} | {', '.join(f'{w:.2f}' for w in walls)} "
-                  f"| {runs[0][1]} | {max(m for _, _, m in runs):.0f} |", flush=True)
+                  f"| {statistics.median(r[3] for r in runs):.2f} | {runs[0][1]} | {max(r[2] for r in runs):.0f} |",
+                  flush=True)
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 
