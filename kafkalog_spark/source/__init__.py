@@ -9,6 +9,7 @@ from pyspark.sql import DataFrame, SparkSession
 from .datasource import KafkaLogDataSource
 
 PUSHDOWN_CONF = "spark.sql.python.filterPushdown.enabled"
+RUNTIME_BLOOM_FILTER_CONF = "spark.sql.optimizer.runtime.bloomFilter.enabled"
 DECODED_VIEWS = ("records", "batches")
 
 
@@ -17,9 +18,33 @@ def register(spark: SparkSession) -> None:
 
     The source prunes segments and seeks through indexes with the filters Spark pushes to it; Spark
     refuses a Python source that takes filters while Python filter pushdown is off, so this turns it on.
+    It also turns off Spark's runtime Bloom filters for the session (see :func:`_no_runtime_bloom_filters`).
     """
     spark.conf.set(PUSHDOWN_CONF, "true")
+    _no_runtime_bloom_filters(spark)
     spark.dataSource.register(KafkaLogDataSource)
+
+
+def _no_runtime_bloom_filters(spark: SparkSession) -> None:
+    """Spark's runtime Bloom filters (its optimizer rule InjectRuntimeFilter) made the analyses' task binaries
+    megabytes, and ran a 1 GiB driver out of heap serializing one for three small log dirs.
+
+    A Python source cannot report its size, so Spark gives its scans ``spark.sql.defaultSizeInBytes``
+    (Long.MaxValue), which the rule reads as "unknown". A projection over such a scan scales that number instead
+    (the nightly job's cached records without payloads: ~6e18 bytes), which the rule takes for a scan over its
+    10 GB threshold: a shuffle join of it with a view filtered selectively (segments, ``status = 'live'``) then
+    gets a Bloom filter per join key, sized for a million items as no row count is known: 1 MiB each. Their bytes
+    go into the task binary of every stage reading that side, once per reference: segment_stats' stages were 15
+    to 37 MiB for one log dir, and a union of the nightly job's log dirs adds them up (110 MiB for three). Here
+    they prune next to nothing (both sides are views of the same log dirs), so they are off for the session; rows
+    are the same either way. A platform that does not let a session set it (a serverless one allows a list of
+    settings) keeps its own: there the filters cost memory, not results."""
+    from pyspark.errors import AnalysisException
+
+    try:
+        spark.conf.set(RUNTIME_BLOOM_FILTER_CONF, "false")
+    except AnalysisException:
+        pass
 
 
 def read_views(spark: SparkSession, paths: str | Sequence[str], views: Iterable[str],
