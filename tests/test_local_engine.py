@@ -114,6 +114,7 @@ def differences(got: dict[str, list[str]], expected: dict[str, list[str]]) -> di
     return out
 
 
+@pytest.mark.engines  # minutes: make test-engines
 def test_the_local_engine_gives_sparks_rows_table_by_table(spark, inputs, local_tables) -> None:
     dirs, together = inputs
     expected = engine_tables(spark, dirs, together)
@@ -128,16 +129,25 @@ def test_the_local_engine_gives_sparks_rows_table_by_table(spark, inputs, local_
     assert "partition_in_several_dirs" in {json.loads(r)["check"] for r in expected["index_findings together"]}
 
 
-@pytest.mark.parametrize("command", [["stats"], ["validate"], ["validate", "--fail-on", "warning", "--all"]])
-def test_the_commands_print_the_same_json_and_exit_the_same(spark, inputs, command: list[str], capsys) -> None:
-    dirs, _ = inputs
-    args = [*command, *dirs[:5], "--json"]  # the corpora (the damaged copies are compared above)
+def _same_on_both_engines(args: list[str], capsys) -> None:
     local = _local("-m", "kafkalog_spark.cli", *args, "--engine", "local")
     code = main([*args, "--engine", "spark"])
     out = capsys.readouterr().out
     assert (local.returncode, sorted(local.stdout.splitlines())) == (code, sorted(out.splitlines()))
     assert out.strip()
     assert local.stderr == ""  # the engine's own logging stays off
+
+
+def test_a_small_dir_prints_the_same_stats_on_both_engines(spark, capsys) -> None:
+    """The part of make test: one small dir (make test-engines compares every corpus and the damaged dirs)."""
+    _same_on_both_engines(["stats", str(SAMPLES / "legacy"), "--json"], capsys)
+
+
+@pytest.mark.engines  # minutes: make test-engines
+@pytest.mark.parametrize("command", [["stats"], ["validate"], ["validate", "--fail-on", "warning", "--all"]])
+def test_the_commands_print_the_same_json_and_exit_the_same(spark, inputs, command: list[str], capsys) -> None:
+    dirs, _ = inputs
+    _same_on_both_engines([*command, *dirs[:5], "--json"], capsys)  # the corpora (the damaged dirs: above)
 
 
 def test_auto_picks_the_local_engine_below_the_threshold(samples: Path, monkeypatch: pytest.MonkeyPatch) -> None:
