@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 PYSPARKS       ?= 4.0 4.1 4.2
 COMPAT_PYTHONS ?= $(PYTHON)
 
-.PHONY: demo browser test test-cluster test-engines test-packaging lint bench samples samples-internal samples-tiered wheel compat dump-compare fuzz kill-matrix many-dirs clean
+.PHONY: demo browser test test-cluster test-engines test-internal test-packaging lint bench samples samples-internal samples-tiered wheel compat dump-compare fuzz kill-matrix many-dirs clean
 
 # [spark]: the package itself does not depend on Spark (a platform's own Spark must stay); a local run does.
 $(STAMP): pyproject.toml
@@ -42,6 +42,11 @@ test: $(STAMP) browser
 # 4 minutes): not part of make test, which it would take past 20 minutes.
 test-cluster: $(STAMP)
 	$(PY) -m pytest -m cluster tests/test_standalone.py
+
+# The nightly job over two clusters' brokers (the internal-topic tables and the report's section) against the
+# brokers' own oracles (minutes): not part of make test, which it would take past 20 minutes.
+test-internal: $(STAMP)
+	$(PY) -m pytest -m clusters_nightly tests/test_nightly_internal.py
 
 # The local engine (Sail) against Spark, table by table, on every corpus and the damaged dirs (minutes): make test
 # compares one small dir only.

@@ -23,6 +23,10 @@ from kafkalog_spark.delta import TableLocation, read_table
 from kafkalog_spark.kafka_versions import KafkaVersion
 from tests.report_page import Page
 
+# Minutes (a nightly run over three log dirs): make test-internal, not make test, which it would take past 20
+# minutes; the analyses themselves are in make test (tests/test_internal_state.py).
+pytestmark = pytest.mark.clusters_nightly
+
 CORPUS = Path(__file__).resolve().parent.parent / "data" / "samples-internal"
 MOVED = ("payments-0", "payments-1", "payments-2", "ledger-0", "ledger-1")
 CHECKPOINTS = ("log-start-offset-checkpoint", "replication-offset-checkpoint", "recovery-point-offset-checkpoint",
