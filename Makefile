@@ -33,7 +33,8 @@ browser:
 	    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
 	      chromium chromium-driver >/dev/null; } || echo "note: no chromium: the report's browser test will skip"; }
 
-# The whole suite, the packaging test included (about 2 minutes of it).
+# The suite but for its long parts, each a target of its own (test-packaging, test-cluster, test-engines,
+# test-internal): together they would take make test past 20 minutes.
 test: $(STAMP) browser
 	$(PY) -m ruff check kafkalog_spark jobs tests
 	$(PY) -m pytest
