@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 PYSPARKS       ?= 4.0 4.1 4.2
 COMPAT_PYTHONS ?= $(PYTHON)
 
-.PHONY: demo browser test test-cluster test-engines test-internal test-packaging lint bench samples samples-internal samples-tiered wheel compat dump-compare fuzz kill-matrix many-dirs clean
+.PHONY: demo browser test test-cluster test-engines test-field test-internal test-packaging lint bench samples samples-internal samples-tiered wheel compat dump-compare fuzz kill-matrix many-dirs clean
 
 # [spark]: the package itself does not depend on Spark (a platform's own Spark must stay); a local run does.
 $(STAMP): pyproject.toml
@@ -53,6 +53,11 @@ test-internal: $(STAMP)
 # compares one small dir only.
 test-engines: $(STAMP)
 	$(PY) -m pytest -m engines tests/test_local_engine.py
+
+# Spark Connect (a local Connect server: every view, read_committed, pushdown, the CLI, the nightly job and the
+# Databricks notebook over it) and the notebook's nightly on a classic session (minutes each).
+test-field: $(STAMP)
+	$(PY) -m pytest -m field tests/test_connect.py tests/test_databricks_notebook.py
 
 # Only the packaging test: builds the wheel, installs it with [spark] into a fresh venv and runs `kafkalog demo`
 # from an empty directory.
@@ -112,6 +117,7 @@ fuzz: $(STAMP)
 # The nightly job SIGKILLed after each of its Delta commits (every table, the manifest, every clean-up), then re-run:
 # readers must see each snapshot whole or not at all (`make test` kills once).
 kill-matrix: $(STAMP)
+	$(PY) -m pytest -q -m kill tests/test_nightly.py
 	KAFKALOG_KILL_MATRIX=1 $(PY) -m pytest -q tests/test_snapshots.py
 
 # Memory against the number of log dirs (tests/bench/many_dirs.py): validate and the nightly job over MANY_DIRS

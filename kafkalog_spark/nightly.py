@@ -40,7 +40,7 @@ from .kafka_versions import LATEST, KafkaVersion, parse_kafka_version
 from .log.files import expand_paths
 from .source.options import parse_size
 
-VIEWS = ("segments", "batches", "records", "index", "partition_files")
+VIEWS = ("segments", "batches", "record_stats", "index", "partition_files")  # and part of the records
 # Tables of each log dir on its own (a logDir column), then tables of each cluster's log dirs together: what its
 # internal topics say (group offsets, transactions, the metadata) against the partitions on all of its brokers.
 DIR_TABLES = ("segment_stats", "partition_stats", "log_dir_stats", "index_findings", "retention_plan",
@@ -219,17 +219,27 @@ def _kafka_version(value: object) -> KafkaVersion:
 
 
 def read_views(spark: SparkSession, log_dirs: Sequence[str], include_internal: bool = True,
-               max_split_bytes: str = "128m") -> dict[str, DataFrame]:
-    """The source's views over ``log_dirs``, cached: every analysis reads them again. The records are kept
-    without their values and headers (:func:`~kafkalog_spark.analysis.record_sizes.without_payloads`): no
-    analysis of the job reads those, and they are most of a record's bytes."""
+               max_split_bytes: str = "128m", configs: TopicConfigs | None = None) -> dict[str, DataFrame]:
+    """The source's views over ``log_dirs``, cached: every analysis reads them again. The records are decoded once,
+    into their aggregates (the record_stats view, computed in the tasks that decode them); the records view holds
+    only what the analyses read record by record: the control records (the tasks decode the control batches
+    alone) and the records of the compacted topics (``configs``' cleanup.policy; None: Kafka's defaults), without
+    their values and headers (:func:`~kafkalog_spark.analysis.record_sizes.without_payloads`)."""
+    from .analysis.compaction import compacted_topics
     from .analysis.record_sizes import without_payloads
+    from .analysis.topic_configs import topics_of
+    from .source import control_records
     from .source import read_views as source_views
 
-    views = source_views(spark, log_dirs, VIEWS, includeInternal=str(include_internal).lower(),
-                         maxSplitBytes=max_split_bytes)
-    views["records"] = without_payloads(views["records"])
-    return {name: df.persist() for name, df in views.items()}
+    options = {"includeInternal": str(include_internal).lower(), "maxSplitBytes": max_split_bytes}
+    views = {name: df.persist() for name, df in source_views(spark, log_dirs, VIEWS, **options).items()}
+    compacted = compacted_topics(configs, topics_of(views["segments"]))
+    records = control_records(source_views(spark, log_dirs, ["records"], **options)["records"])
+    if compacted:
+        whole = source_views(spark, log_dirs, ["records"], topics=",".join(compacted), **options)["records"]
+        records = whole.unionByName(records.where(~F.col("topic").isin(compacted)))
+    views["records"] = without_payloads(records).persist()
+    return views
 
 
 def topic_configs(config: NightlyConfig) -> TopicConfigs:
@@ -265,8 +275,7 @@ def compute(spark: SparkSession, views: dict[str, DataFrame], configs: TopicConf
 
     compaction = compaction_preview(views["records"], views["batches"], views["segments"], views["partition_files"],
                                     configs, now_ms, include_records=False)
-    segments = segment_stats(views["segments"], views["batches"], views["records"], views["partition_files"],
-                             configs)
+    segments = segment_stats(views["segments"], views["batches"], views["record_stats"], configs)
     partitions = partition_stats(segments, views["partition_files"])
     return {
         "segment_stats": segments,
@@ -407,7 +416,7 @@ def analyse(spark: SparkSession, log_dirs: Sequence[str], started: dt.datetime, 
     ``cached``: unpersist them once the tables are used."""
     per_dir: list[dict[str, DataFrame]] = []
     for log_dir in log_dirs:
-        views = read_views(spark, [log_dir], include_internal, max_split_bytes)
+        views = read_views(spark, [log_dir], include_internal, max_split_bytes, configs)
         cached += views.values()
         tables = compute(spark, views, configs, [log_dir], int(started.timestamp() * 1000), alternative)
         # partition_stats and log_dir_stats are built on segment_stats: cached, it is computed once, not per table

@@ -102,6 +102,33 @@ RECORDS = StructType(
 )
 
 
+# One row per segment piece a task decoded (a split of a `.log` file), its records' aggregates (the view
+# `record_stats`, computed next to the decode by :class:`kafkalog_spark.log.record_stats.RecordStats`): a segment's
+# are the sums (min, max) of its pieces'. The record columns are null for a piece without records.
+KEY_SKETCH_SIZE = 4096  # keyHashes: at most this many; distinct keys are counted exactly up to it
+RECORD_STATS = StructType(
+    [
+        StructField("topic", StringType()),
+        StructField("partition", IntegerType()),
+        StructField("segmentBaseOffset", LongType()),
+        StructField("position", LongType()),  # where the piece starts in the .log file
+        StructField("records", LongType()),
+        StructField("controlRecords", LongType()),
+        StructField("dataRecords", LongType()),
+        StructField("tombstones", LongType()),  # data records with a null value
+        StructField("keylessRecords", LongType()),  # data records with a null key
+        StructField("abortedRecords", LongType()),  # data records of aborted transactions (the .txnindex's)
+        StructField("payloadBytes", LongType()),  # the data records' keys, values, header keys and values
+        StructField("maxRecordSize", LongType()),  # the largest data record's payload
+        StructField("minTimestamp", LongType()),  # ms
+        StructField("batchBytes", LongType()),  # the batches' bytes on disk
+        StructField("bytesBeforeCompression", LongType()),  # ... with their records uncompressed
+        StructField("keyHashes", ArrayType(LongType())),  # the data records' distinct keys: their k smallest hashes
+    ]
+    + _SNAPSHOT
+)
+
+
 @cache
 def arrow_schema(spark_schema: StructType) -> pa.Schema:
     """The Arrow schema Spark expects for ``spark_schema`` (what its strict check compares against)."""

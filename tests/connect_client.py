@@ -11,7 +11,7 @@ import json
 import sys
 from pathlib import Path
 
-VIEWS = ("records", "batches", "segments", "index", "partition_files")
+VIEWS = ("records", "batches", "record_stats", "segments", "index", "partition_files")
 
 
 def main(url: str, samples: str, work: str) -> dict:

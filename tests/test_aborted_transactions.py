@@ -36,9 +36,9 @@ def test_read_committed_and_segment_stats_agree_on_the_corpus(spark, samples: Pa
     from kafkalog_spark.analysis.segment_stats import segment_stats
     from kafkalog_spark.source import read_views
 
-    views = read_views(spark, [str(samples / "broker")], ["segments", "batches", "records", "partition_files"],
+    views = read_views(spark, [str(samples / "broker")], ["segments", "batches", "records", "record_stats"],
                        topics="txn-mixed")
-    stats = segment_stats(views["segments"], views["batches"], views["records"], views["partition_files"])
+    stats = segment_stats(views["segments"], views["batches"], views["record_stats"])
     assert stats.agg({"abortedRecords": "sum"}).first()[0] == 15
     records = views["records"].where("problem is null and not isControl")
     committed = read_views(spark, [str(samples / "broker")], ["records"], topics="txn-mixed",

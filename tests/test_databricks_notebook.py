@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.report_page import report_numbers
 
 NOTEBOOK = Path(__file__).resolve().parent.parent / "jobs" / "databricks_nightly.py"
@@ -34,6 +36,7 @@ def cells(source: str) -> list[str]:
     return [c for c in body.split("# COMMAND ----------") if c.strip() and "# MAGIC" not in c]
 
 
+@pytest.mark.field
 def test_notebook_runs_the_nightly_logic(spark, samples: Path) -> None:
     spark.sql("CREATE DATABASE IF NOT EXISTS kafkalog_nb")
     shown, pages = [], []

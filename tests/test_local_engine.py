@@ -60,9 +60,8 @@ def engine_tables(spark, log_dirs: list[str], together: list[str]) -> dict[str, 
 
     out: dict[str, list[str]] = {}
     for d in log_dirs:
-        v = source_views(spark, d, ("segments", "batches", "records", "partition_files"))
-        out[f"segment_stats {d}"] = _rows(segment_stats(v["segments"], v["batches"], v["records"],
-                                                        v["partition_files"]))
+        v = source_views(spark, d, ("segments", "batches", "record_stats", "partition_files"))
+        out[f"segment_stats {d}"] = _rows(segment_stats(v["segments"], v["batches"], v["record_stats"]))
         out[f"retention_plan {d}"] = _rows(retention_plan(v["segments"], v["batches"], v["partition_files"],
                                                           None, AS_OF))
         preview = preview_log_dirs(spark, [d], None, AS_OF, simulate_all=True)

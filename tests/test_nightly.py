@@ -82,6 +82,7 @@ def test_partition_stats_carry_checkpoints(spark, samples: Path, first_run) -> N
     assert (tutorial.segments, tutorial.logEndOffset, tutorial.logStartOffset) == (9, 100, 0)
 
 
+@pytest.mark.kill
 def test_a_rerun_killed_between_two_tables_leaves_the_snapshot_whole_and_a_rerun_completes_it(spark,
                                                                                              first_run) -> None:
     """Issue 13's half-written snapshot: the whole job (driver, JVM, workers) SIGKILLed right after its first

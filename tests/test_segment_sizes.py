@@ -1,16 +1,40 @@
-"""Kafka's record size arithmetic (analysis/record_sizes.py) checked on broker-written batches: for every
-uncompressed batch of the corpus it must give the batch's size on disk to the byte; and a segment's
-bytesBeforeCompression is its size on disk when nothing is compressed, and more when it is."""
+"""Sizes checked two independent ways on broker-written batches. Kafka's record size arithmetic
+(analysis/record_sizes.py, which the compaction preview sizes rewritten batches with) must give every uncompressed
+batch's size on disk to the byte; a segment's bytesBeforeCompression (the reader's: each batch's header plus its
+records region as decompressed) must equal that arithmetic over the records of its compressed batches, and its size
+on disk when nothing is compressed."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
+
+BATCH = ["topic", "partition", "segmentBaseOffset", "position"]
+
+
+def uncompressed_batch_bytes(records: DataFrame, batches: DataFrame) -> DataFrame:
+    """Per batch, the bytes it takes with its records uncompressed, by Kafka's arithmetic over its records (header
+    and records for v2, the entries for v0/v1); timestamp deltas from the batch's base timestamp, as written (under
+    LogAppendTime the records show the append time, so their written deltas are unknown and taken as 0)."""
+    from kafkalog_spark.analysis.record_sizes import (
+        V2_BATCH_OVERHEAD,
+        legacy_entry_bytes,
+        v2_record_bytes,
+        without_payloads,
+    )
+
+    base = batches.where("problem is null").select(*BATCH, F.col("baseTimestamp").alias("_base"),
+                                                   (F.col("timestampType") == "LogAppendTime").alias("_appendTime"))
+    delta = F.when(F.col("_appendTime"), F.lit(0)).otherwise(F.unix_millis("timestamp") - F.col("_base"))
+    record = F.when(F.col("magic") >= 2, v2_record_bytes(delta)).otherwise(legacy_entry_bytes())
+    overhead = F.when(F.first("magic") >= 2, F.lit(V2_BATCH_OVERHEAD)).otherwise(F.lit(0))
+    return (without_payloads(records).where("problem is null").join(base, BATCH).withColumn("_bytes", record)
+            .groupBy(*BATCH).agg((F.sum("_bytes") + overhead).alias("uncompressedBytes")))
 
 
 def test_record_sizes_add_up_to_uncompressed_batches(spark, samples: Path) -> None:
-    from kafkalog_spark.analysis.segment_stats import BATCH, uncompressed_batch_bytes
     from kafkalog_spark.source import read_views
 
     views = read_views(spark, [str(samples / "broker"), str(samples / "legacy")], ["batches", "records"])
@@ -22,13 +46,37 @@ def test_record_sizes_add_up_to_uncompressed_batches(spark, samples: Path) -> No
     assert [r for r in joined if r.size != r.uncompressedBytes] == []
 
 
+def test_bytes_before_compression_is_the_record_arithmetic_over_compressed_batches(spark, samples: Path) -> None:
+    # Every compressed batch of both corpora (v2: gzip, snappy, lz4, zstd, from the Java client and librdkafka;
+    # legacy wrappers), CreateTime: the arithmetic over the decoded records must give what the reader measured.
+    from kafkalog_spark.analysis.segment_stats import KEYS, segment_stats
+    from kafkalog_spark.source import read_views
+
+    v = read_views(spark, [str(samples / "broker"), str(samples / "legacy")],
+                   ["segments", "batches", "records", "record_stats"])
+    ok = v["batches"].where("problem is null")
+    sized = uncompressed_batch_bytes(v["records"].where("compresscodec != 'none'"), v["batches"])
+    expected = (ok.join(sized, BATCH, "left").groupBy(*KEYS)
+                .agg(F.sum(F.coalesce("uncompressedBytes", "size")).alias("expected"),
+                     F.sum((F.col("timestampType") == "LogAppendTime").cast("int")).alias("appendTime"),
+                     F.sum((F.col("compresscodec") != "none").cast("int")).alias("compressed")))
+    stats = segment_stats(v["segments"], v["batches"], v["record_stats"]).withColumnRenamed("baseOffset",
+                                                                                             "segmentBaseOffset")
+    rows = stats.join(expected, KEYS).where("appendTime = 0").collect()
+    compressed = [r for r in rows if r.compressed]
+    assert len(compressed) >= 23 and {r.topic for r in compressed} >= {
+        "codec-gzip", "codec-lz4", "codec-snappy-java", "codec-snappy-librdkafka", "codec-zstd", "legacy-v1"}
+    assert [(r.topic, r.segmentBaseOffset, r.bytesBeforeCompression, r.expected) for r in rows
+            if r.bytesBeforeCompression != r.expected] == []
+
+
 def test_bytes_before_compression(spark, samples: Path) -> None:
     from kafkalog_spark.analysis.segment_stats import segment_stats
     from kafkalog_spark.source import read_views
 
-    v = read_views(spark, [str(samples / "broker")], ["segments", "batches", "records", "partition_files"],
+    v = read_views(spark, [str(samples / "broker")], ["segments", "batches", "record_stats"],
                    topics="codec-none,codec-gzip,codec-lz4,codec-zstd,codec-snappy-java")
-    stats = segment_stats(v["segments"], v["batches"], v["records"], v["partition_files"]).where("batches > 0")
+    stats = segment_stats(v["segments"], v["batches"], v["record_stats"]).where("batches > 0")
     rows = stats.groupBy("topic").agg(F.sum("bytesOnDisk").alias("disk"),
                                       F.sum("bytesBeforeCompression").alias("raw")).collect()
     by_topic = {r.topic: (r.disk, r.raw) for r in rows}
@@ -43,8 +91,8 @@ def test_no_segment_of_the_corpus_shrinks_when_decompressed(spark, samples: Path
     from kafkalog_spark.analysis.segment_stats import segment_stats
     from kafkalog_spark.source import read_views
 
-    v = read_views(spark, [str(samples / "broker")], ["segments", "batches", "records", "partition_files"])
-    stats = segment_stats(v["segments"], v["batches"], v["records"], v["partition_files"]).where("batches > 0")
+    v = read_views(spark, [str(samples / "broker")], ["segments", "batches", "record_stats"])
+    stats = segment_stats(v["segments"], v["batches"], v["record_stats"]).where("batches > 0")
     assert stats.count() > 50
     assert stats.where("bytesBeforeCompression < bytesOnDisk").select("topic", "baseOffset").collect() == []
 

@@ -61,7 +61,7 @@ def test_segment_stats_tasks_stay_under_spark_s_warning_size(spark, samples: Pat
         # The job's earlier queries leave the segments view materialized: Spark then knows it is small, what
         # made it the filters' source (status = 'live' its selective predicate)
         views["segments"].count()
-        stats = segment_stats(views["segments"], views["batches"], views["records"], views["partition_files"])
+        stats = segment_stats(views["segments"], views["batches"], views["record_stats"])
         with dag_scheduler_warnings(spark) as warnings:
             rows = stats.collect()
     finally:

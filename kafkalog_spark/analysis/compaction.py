@@ -169,6 +169,13 @@ def resolve_settings(configs: ConfigSource, topics: Iterable[str], kafka_version
     return {topic: CleanerSettings.of(resolved[topic], kafka_version, **overrides) for topic in topics}
 
 
+def compacted_topics(configs: ConfigSource, topics: Iterable[str],
+                     kafka_version: KafkaVersion | str | None = None) -> list[str]:
+    """The ``topics`` the cleaner compacts (cleanup.policy contains compact), sorted."""
+    settings = resolve_settings(configs, topics, kafka_version)
+    return sorted(t for t, s in settings.items() if s.compact)
+
+
 # --------------------------------------------------------------------------------------------------
 # Input projections (Spark side)
 

@@ -98,10 +98,15 @@ def log_dirs_of(paths: Sequence[str]) -> list[str]:
 def read_views(spark: SparkSession, paths: Sequence[str] | str, *, records: bool = False,
                **options: str) -> dict[str, DataFrame]:
     """The views :func:`index_findings` takes, read by the `kafkalog` source (internal topics included
-    unless ``includeInternal`` says otherwise). ``records=True`` adds the records view (a full decode)."""
+    unless ``includeInternal`` says otherwise). ``records=True`` decodes the records too: the record_stats view
+    (every record's decode problems) and the records view's control records (their types)."""
+    from ..source import control_records
     from ..source import read_views as source_views
 
-    return source_views(spark, paths, [*VIEWS, "records"] if records else VIEWS, **options)
+    views = source_views(spark, paths, [*VIEWS, "record_stats", "records"] if records else VIEWS, **options)
+    if records:
+        views["records"] = control_records(views["records"])
+    return views
 
 
 def validate_rows(spark: SparkSession, paths: Sequence[str] | str, *, records: bool = True,
@@ -117,9 +122,9 @@ def validate_rows(spark: SparkSession, paths: Sequence[str] | str, *, records: b
         raise ValueError("validate: give at least one log dir or partition dir")
     for path in paths:
         views = read_views(spark, path, records=records, **options)
-        if records:  # the control records and the problem rows are needed: keep those, not every payload
-            views["records"] = (views["records"].where(F.col("isControl") | F.col("problem").isNotNull())
-                                .select(*KEYS, "offset", "isControl", "producerId", "controlType", "problem"))
+        if records:  # of the control records, only these columns are read
+            views["records"] = views["records"].select(*KEYS, "offset", "isControl", "producerId", "controlType",
+                                                       "problem")
         cached = {k: v.persist() for k, v in views.items()}
         try:
             yield from index_findings(spark, cached, log_dirs_of([path])).collect()

@@ -69,7 +69,7 @@ def _name(offset: Column) -> Column:
 # Every view's problem rows count (the records view alone finds what only a full decode can: a payload that does
 # not decompress, a record that does not decode). Views repeat each other's findings (segments repeats index,
 # records repeats batches): one row per (partition, kind, file, position), worded by the first view here.
-READER_VIEWS = ("index", "batches", "partition_files", "segments", "records")
+READER_VIEWS = ("index", "batches", "partition_files", "segments", "records", "record_stats")
 _READER_KEY = ["topic", "partition", "kind", "file", "position"]
 
 

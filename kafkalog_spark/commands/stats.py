@@ -44,9 +44,9 @@ def run_stats(args: argparse.Namespace) -> int:
     rows: list[dict] = []
     for log_dir in args.log_dirs:  # each on its own: replicas of one partition stay apart
         progress(f"computing segment statistics of {log_dir}")
-        v = read_views(spark, log_dir, ("segments", "batches", "records", "partition_files"),
+        v = read_views(spark, log_dir, ("segments", "batches", "record_stats"),
                        includeInternal=str(args.include_internal).lower())
-        stats = segment_stats(v["segments"], v["batches"], v["records"], v["partition_files"], configs)
+        stats = segment_stats(v["segments"], v["batches"], v["record_stats"], configs)
         rows += [{"logDir": log_dir} | r for r in row_dicts(stats.orderBy("topic", "partition", "baseOffset"))]
     if args.json:
         print_json(rows)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import struct
 import threading
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
@@ -96,14 +97,30 @@ def coordinator_epoch(value: bytes | None) -> int | None:
     return struct.unpack_from(">i", value, 2)[0]
 
 
+@dataclass
+class BatchBytes:
+    """What the batches read take: on disk, and with their records uncompressed (Kafka's size of the batch were
+    it written without compression: a v2 batch's header and its decompressed records region, a legacy
+    wrapper's inner entries). A batch whose records do not decompress counts as on disk in both."""
+
+    on_disk: int = 0
+    uncompressed: int = 0
+
+
 def records_view(chunk, ctx: SegmentContext, findings: list[Finding],
-                 max_decompressed: int = DEFAULT_MAX_DECOMPRESSED) -> Iterator[pa.RecordBatch]:
+                 max_decompressed: int = DEFAULT_MAX_DECOMPRESSED, *, control_only: bool = False,
+                 sizes: BatchBytes | None = None) -> Iterator[pa.RecordBatch]:
     """Record rows of the chunk's entries in file order: Arrow batches for runs of v2 or legacy entries
-    (a run of compressed v2 batches is cut where its decompressed bytes pass GROUP_BYTES)."""
+    (a run of compressed v2 batches is cut where its decompressed bytes pass GROUP_BYTES). ``control_only``:
+    decode the control batches alone (the others are skipped on their header's attribute, never decompressed);
+    ``sizes``: add the batches' bytes on disk and uncompressed to it."""
     v2_index, legacy_index = split_entries(chunk, ctx, findings)
+    if control_only:
+        v2_index = v2_index[V2Headers.parse(chunk.raw, chunk.positions[v2_index], chunk.sizes[v2_index]).is_control]
+        legacy_index = legacy_index[:0]  # control batches are v2 only
     if len(legacy_index) == 0:
         if len(v2_index):
-            yield from _v2_records(chunk, v2_index, ctx, findings, max_decompressed)
+            yield from _v2_records(chunk, v2_index, ctx, findings, max_decompressed, sizes)
         return
     # Mixed formats (a log upgraded from an old message format): keep file order run by run.
     is_v2 = np.zeros(len(chunk), bool)
@@ -112,10 +129,10 @@ def records_view(chunk, ctx: SegmentContext, findings: list[Finding],
     runs = np.split(usable, np.flatnonzero(np.diff(is_v2[usable].astype(np.int8))) + 1)
     for run in runs:
         if is_v2[run[0]]:
-            yield from _v2_records(chunk, run, ctx, findings, max_decompressed)
+            yield from _v2_records(chunk, run, ctx, findings, max_decompressed, sizes)
         else:
             yield _legacy_records(parse_legacy(chunk, run, ctx, findings), chunk.base, ctx, findings,
-                                  max_decompressed)
+                                  max_decompressed, sizes)
 
 
 # Decompressed bytes per Arrow batch (soft limit; one batch may add up to max_decompressed more): memory
@@ -151,17 +168,26 @@ FIRST_REQUEST = 4 << 20
 
 
 def _v2_records(chunk, index: np.ndarray, ctx: SegmentContext, findings: list[Finding],
-                max_decompressed: int) -> Iterator[pa.RecordBatch]:
+                max_decompressed: int, sizes: BatchBytes | None = None) -> Iterator[pa.RecordBatch]:
     h = V2Headers.parse(chunk.raw, chunk.positions[index], chunk.sizes[index])
     report_crc(h, chunk, ctx, findings)
     starts = h.positions + V2_HEADER_SIZE
     ends = h.positions + h.sizes
+    if sizes is not None:
+        sizes.on_disk += int(h.sizes.sum())
     if not h.codec.any():
+        if sizes is not None:
+            sizes.uncompressed += int(h.sizes.sum())
         yield _decode(chunk, h, chunk.buf, starts, ends, h.records_count, ctx, findings)
         return
     for lo, hi, data, r_start, r_end, counts in _decompressed(chunk, h, starts, ends, ctx, findings,
                                                               max_decompressed):
-        yield _decode(chunk, h.take(slice(lo, hi)), data, r_start, r_end, counts, ctx, findings)
+        group = h.take(slice(lo, hi))
+        if sizes is not None:
+            region = r_end - r_start  # an uncompressed batch is copied in whole: header + region is its size
+            failed = (region == 0) & (counts == 0)  # nothing decompressed (a finding says why): as on disk
+            sizes.uncompressed += int(np.where(failed, group.sizes, V2_HEADER_SIZE + region).sum())
+        yield _decode(chunk, group, data, r_start, r_end, counts, ctx, findings)
 
 
 def _decompressed(chunk, h: V2Headers, starts: np.ndarray, ends: np.ndarray, ctx: SegmentContext,
@@ -448,15 +474,21 @@ def _control_columns(is_control: np.ndarray, keys: pa.Array, values: pa.Array) -
 
 
 def _legacy_records(wrappers: list[LegacyMessage], base: int, ctx: SegmentContext, findings: list[Finding],
-                    max_decompressed: int) -> pa.RecordBatch:
+                    max_decompressed: int, sizes: BatchBytes | None = None) -> pa.RecordBatch:
     rows: dict[str, list] = {f.name: [] for f in view_schema("records") if f.name not in location_columns(ctx, 0)}
     for w in wrappers:
+        if sizes is not None:
+            sizes.on_disk += w.size
         try:
             inner = deep_messages(w, max_decompressed)
         except (DecompressionError, ValueError, struct.error) as err:
             findings.append(Finding(ctx.file, base + w.position, "decompression_failed",
                                     f"legacy wrapper at offset {w.offset}: {err}"))
+            if sizes is not None:
+                sizes.uncompressed += w.size
             continue
+        if sizes is not None:  # an uncompressed entry is its own only message
+            sizes.uncompressed += sum(m.size for m in inner) if w.codec else w.size
         for m in inner:
             ts = m.timestamp
             row = {
@@ -474,4 +506,4 @@ def _legacy_records(wrappers: list[LegacyMessage], base: int, ctx: SegmentContex
     return stamp(rows, len(rows["offset"]), ctx, view_schema("records"))
 
 
-__all__ = ["control_type", "coordinator_epoch", "records_view"]
+__all__ = ["BatchBytes", "control_type", "coordinator_epoch", "records_view"]

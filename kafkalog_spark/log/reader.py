@@ -19,7 +19,7 @@ import pyarrow.fs as pafs
 from ..findings import Finding, KafkaLogError, Severity
 from ..format.batches import SegmentContext, batches_view, view_schema
 from ..format.compression import DEFAULT_MAX_DECOMPRESSED
-from ..format.records import records_view
+from ..format.records import BatchBytes, records_view
 from ..schemas import BATCHES, RECORDS
 from .file_records import DEFAULT_CHUNK_BYTES, FileRecords, require_positive
 from .files import expand_paths, os_error_detail, resolve
@@ -36,8 +36,11 @@ def iter_segment(path: str, view: str = "records", findings: list[Finding] | Non
                  start: int = 0, end: int | None = None, filesystem: pafs.FileSystem | None = None,
                  topic: str | None = None, partition: int | None = None,
                  chunk_bytes: int = DEFAULT_CHUNK_BYTES,
-                 max_decompressed: int = DEFAULT_MAX_DECOMPRESSED) -> Iterator[pa.RecordBatch]:
-    """Arrow batches of one `.log` file's (or KRaft snapshot's) ``view``, for entries starting in [start, end)."""
+                 max_decompressed: int = DEFAULT_MAX_DECOMPRESSED, control_only: bool = False,
+                 sizes: BatchBytes | None = None) -> Iterator[pa.RecordBatch]:
+    """Arrow batches of one `.log` file's (or KRaft snapshot's) ``view``, for entries starting in [start, end).
+    The records view only: ``control_only`` decodes the control batches alone, ``sizes`` adds up the batches'
+    bytes on disk and uncompressed (:class:`~kafkalog_spark.format.records.BatchBytes`)."""
     if view not in VIEWS:
         raise ValueError(f"unknown view {view!r}: expected one of {sorted(VIEWS)}")
     findings = [] if findings is None else findings
@@ -56,7 +59,8 @@ def iter_segment(path: str, view: str = "records", findings: list[Finding] | Non
             if view == "batches":
                 yield batches_view(chunk, ctx, findings)
             else:
-                yield from records_view(chunk, ctx, findings, max_decompressed)
+                yield from records_view(chunk, ctx, findings, max_decompressed, control_only=control_only,
+                                        sizes=sizes)
     except FileNotFoundError:
         findings.append(Finding(path, -1, "missing_file", "file not found"))
     except OSError as e:

@@ -10,7 +10,7 @@ from .datasource import KafkaLogDataSource
 
 PUSHDOWN_CONF = "spark.sql.python.filterPushdown.enabled"
 RUNTIME_BLOOM_FILTER_CONF = "spark.sql.optimizer.runtime.bloomFilter.enabled"
-DECODED_VIEWS = ("records", "batches")
+DECODED_VIEWS = ("records", "batches", "record_stats")
 
 
 def register(spark: SparkSession) -> None:
@@ -60,4 +60,13 @@ def read_views(spark: SparkSession, paths: str | Sequence[str], views: Iterable[
             .option("view", v).load(paths) for v in views}
 
 
-__all__ = ["KafkaLogDataSource", "read_views", "register"]
+def control_records(records: DataFrame) -> DataFrame:
+    """The control records of a records view. The filter is pushed to the source, whose tasks then decode the
+    control batches alone: a fraction of a full decode, for the analyses that read markers (log offsets, the
+    transaction index checks), while the record_stats view has every record's aggregates and decode problems."""
+    from pyspark.sql import functions as F
+
+    return records.where(F.col("isControl") == F.lit(True))
+
+
+__all__ = ["KafkaLogDataSource", "control_records", "read_views", "register"]

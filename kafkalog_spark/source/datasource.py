@@ -16,7 +16,7 @@ from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 from pyspark.sql.types import StructType
 
 from ..schemas import with_problem
-from .options import VIEW_TOPICS, SourceOptions
+from .options import SEGMENT_VIEWS, VIEW_TOPICS, SourceOptions
 
 
 @dataclass
@@ -77,7 +77,7 @@ class KafkaLogReader(DataSourceReader):
 
         opts = self.options
         problems: list = []
-        if opts.view in ("records", "batches"):
+        if opts.view in SEGMENT_VIEWS:
             splits = plan_splits(opts, self.pushdown, problems=problems)
             parts = [SegmentGroup(g, []) for g in group_splits(splits, opts.max_split_bytes, opts.open_cost_bytes)]
         else:

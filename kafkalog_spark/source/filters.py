@@ -2,7 +2,8 @@
 
 Spark does not re-check a filter the reader accepted, so every accepted filter is applied exactly to
 the rows (as an Arrow expression) besides being used to skip segments and to seek through indexes.
-Only column-vs-literal comparisons on the location columns are taken; the rest stay with Spark.
+Only column-vs-literal comparisons on the location columns are taken (and, on the records view, ``isControl``:
+``isControl = true`` decodes the control batches alone); the rest stay with Spark.
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ from dataclasses import dataclass, field
 
 # The columns a filter may be pushed on, per view, and what each means for pruning.
 PUSHABLE = {
-    "records": {"topic", "partition", "segmentBaseOffset", "offset", "timestamp"},
+    "records": {"topic", "partition", "segmentBaseOffset", "offset", "timestamp", "isControl"},
+    "record_stats": {"topic", "partition", "segmentBaseOffset"},
     "batches": {"topic", "partition", "segmentBaseOffset", "baseOffset", "lastOffset"},
     "segments": {"topic", "partition", "baseOffset"},
     "index": {"topic", "partition", "segmentBaseOffset"},
@@ -129,6 +131,10 @@ class Pushdown:
             elif p.op == "In":
                 highs.append(max(p.value))
         return min(highs) if highs else None
+
+    def control_only(self) -> bool:
+        """Whether only control records can pass (``isControl = true``): the other batches need no decoding."""
+        return any(p.column == "isControl" and p.op == "EqualTo" and p.value is True for p in self.predicates)
 
     def apply(self, table):
         """Rows of a pyarrow Table that satisfy every accepted predicate (exactly as Spark would)."""

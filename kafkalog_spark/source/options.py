@@ -15,7 +15,8 @@ VIEW_TOPICS = {
     "cluster_metadata": "__cluster_metadata",
     "topic_catalog": "__cluster_metadata",
 }
-VIEWS = ("records", "batches", "segments", "index", "partition_files", *VIEW_TOPICS)
+VIEWS = ("records", "batches", "record_stats", "segments", "index", "partition_files", *VIEW_TOPICS)
+SEGMENT_VIEWS = ("records", "batches", "record_stats")  # the views that read `.log` files, split by bytes
 
 
 MAX_SIZE = 2**63 - 1  # a Java long, as Spark's own byte sizes

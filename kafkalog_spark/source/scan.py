@@ -43,12 +43,9 @@ def read_splits(splits, opts: SourceOptions, pushdown: Pushdown, schema: pa.Sche
         findings: list[Finding] = []
         aborted = AbortedTransactions(split.aborted)
         log_dir = log_dir_of(split.path)
-        for batch in iter_segment(split.path, opts.view, findings, start=split.start, end=split.end,
-                                  topic=split.topic, partition=split.partition, chunk_bytes=opts.chunk_bytes,
-                                  max_decompressed=opts.max_decompressed_bytes):
-            check_failfast(opts, findings)
-            if opts.view == "records" and opts.isolation == "read_committed":
-                batch = batch.filter(pa.array(committed_mask(batch, aborted)))
+        decoded = (_record_stats(split, opts, findings, aborted) if opts.view == "record_stats"
+                   else _decoded(split, opts, pushdown, findings, aborted))
+        for batch in decoded:
             batch = _with_source_columns(batch, schema, log_dir, opts, split.topic)
             table = pushdown.apply(pa.Table.from_batches([batch]))
             yield from table.to_batches()
@@ -57,6 +54,43 @@ def read_splits(splits, opts: SourceOptions, pushdown: Pushdown, schema: pa.Sche
             problems = problem_rows(findings, split.topic, split.partition, split.base_offset, schema, log_dir)
             table = pushdown.apply(pa.Table.from_batches([problems]))
             yield from table.to_batches()
+
+
+def _segment_batches(split, opts: SourceOptions, findings: list[Finding], **kwargs) -> Iterator[pa.RecordBatch]:
+    view = "batches" if opts.view == "batches" else "records"
+    for batch in iter_segment(split.path, view, findings, start=split.start, end=split.end, topic=split.topic,
+                              partition=split.partition, chunk_bytes=opts.chunk_bytes,
+                              max_decompressed=opts.max_decompressed_bytes, **kwargs):
+        check_failfast(opts, findings)
+        yield batch
+
+
+def _decoded(split, opts: SourceOptions, pushdown: Pushdown, findings: list[Finding],
+             aborted: AbortedTransactions) -> Iterator[pa.RecordBatch]:
+    control_only = opts.view == "records" and pushdown.control_only()
+    for batch in _segment_batches(split, opts, findings, control_only=control_only):
+        if opts.view == "records" and opts.isolation == "read_committed":
+            batch = batch.filter(pa.array(committed_mask(batch, aborted)))
+        yield batch
+
+
+def _record_stats(split, opts: SourceOptions, findings: list[Finding],
+                  aborted: AbortedTransactions) -> Iterator[pa.RecordBatch]:
+    """The split's one row of the record_stats view: its records aggregated as they are decoded."""
+    from ..format.records import BatchBytes
+    from ..log.log_dir import KRaftSnapshot
+    from ..log.record_stats import RecordStats
+    from ..schemas import RECORD_STATS
+
+    sizes = BatchBytes()
+    stats = RecordStats(aborted, sizes)
+    for batch in _segment_batches(split, opts, findings, sizes=sizes):
+        stats.add(batch)
+    snapshot = KRaftSnapshot.parse(split.path)
+    row = {"topic": split.topic, "partition": split.partition, "segmentBaseOffset": split.base_offset,
+           "position": split.start, "snapshotEndOffset": snapshot.end_offset if snapshot else None,
+           "snapshotEpoch": snapshot.epoch if snapshot else None} | stats.row()
+    yield pa.RecordBatch.from_pylist([row], schema=arrow_schema(RECORD_STATS))
 
 
 def listing_problem_rows(problems, opts: SourceOptions, pushdown: Pushdown,

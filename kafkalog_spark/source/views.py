@@ -19,6 +19,7 @@ from .problems import check_failfast, problem_rows
 SCHEMAS = {
     "records": schemas.RECORDS,
     "batches": schemas.BATCHES,
+    "record_stats": schemas.RECORD_STATS,
     "segments": schemas.SEGMENTS,
     "index": schemas.INDEX,
     "partition_files": schemas.PARTITION_FILES,

@@ -1,0 +1,139 @@
+"""The record_stats view (the records' aggregates, computed in the tasks that decode them) and the segment
+statistics built on it, against the records themselves read in one process (read_log), and the pushed-down
+``isControl = true`` read of the records view (control batches alone) against the full view."""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+# (corpus, maxSplitBytes, topics): whole, and a few topics of the broker corpus in pieces of 8 KiB (several a
+# segment: their aggregates merge)
+READS = [("broker", "128m", None), ("broker", "8k", "codec-lz4,codec-zstd,compacted-dirty,txn-mixed"),
+         ("legacy", "128m", None), ("live-copy", "128m", None)]
+
+
+def _expected_per_segment(paths: list[str], topics: list[str] | None) -> dict[tuple, dict]:
+    """Each segment's record aggregates from its records, one by one."""
+    import pyarrow.compute as pc
+
+    from kafkalog_spark import read_log
+
+    table = read_log(paths, findings=[], kraft_snapshots=False)
+    if topics:
+        table = table.filter(pc.is_in(table["topic"], pa.array(topics)))
+    out: dict[tuple, dict] = defaultdict(lambda: {"records": 0, "controlRecords": 0, "tombstones": 0,
+                                                  "keylessRecords": 0, "payloads": [], "keys": set(), "ts": []})
+    for r in table.to_pylist():
+        s = out[(r["topic"], r["partition"], r["segmentBaseOffset"])]
+        s["records"] += 1
+        if r["timestamp"] is not None:
+            s["ts"].append(r["timestamp"])
+        if r["isControl"]:
+            s["controlRecords"] += 1
+            continue
+        s["tombstones"] += r["value"] is None
+        s["keylessRecords"] += r["key"] is None
+        if r["key"] is not None:
+            s["keys"].add(r["key"])
+        headers = sum(len(h["key"].encode()) + len(h["value"] or b"") for h in r["headers"] or [])
+        s["payloads"].append(len(r["key"] or b"") + len(r["value"] or b"") + headers)
+    return out
+
+
+@pytest.mark.parametrize(("corpus", "split", "topics"), READS)
+def test_segment_stats_record_columns_equal_the_records_counted_one_by_one(spark, samples: Path, corpus: str,
+                                                                          split: str, topics: str | None) -> None:
+    import datetime as dt
+
+    from kafkalog_spark.analysis.segment_stats import segment_stats
+    from kafkalog_spark.source import read_views
+
+    path = str(samples / corpus)
+    v = read_views(spark, [path], ["segments", "batches", "record_stats"], maxSplitBytes=split, topics=topics)
+    pieces = v["record_stats"].where("problem is null").groupBy("topic", "partition", "segmentBaseOffset").count()
+    assert (pieces.where("count > 1").count() >= 8) == (split == "8k")  # 8 segments in pieces
+    got = {(r.topic, r.partition, r.baseOffset): r for r in segment_stats(v["segments"], v["batches"],
+                                                                         v["record_stats"]).collect()}
+    expected = _expected_per_segment([path], topics.split(",") if topics else None)
+    assert len(expected) >= 4 and set(expected) <= set(got)  # legacy: 4 segments
+    wrong = []
+    for key, e in expected.items():
+        g = got[key]
+        payloads = e["payloads"]
+        want = {
+            "records": e["records"], "controlRecords": e["controlRecords"], "tombstones": e["tombstones"],
+            "keylessRecords": e["keylessRecords"], "approxDistinctKeys": len(e["keys"]),  # exact below 4096 keys
+            "payloadBytes": sum(payloads) if payloads else None, "maxRecordSize": max(payloads, default=None),
+            "avgRecordSize": sum(payloads) / len(payloads) if payloads else None,
+            "minTimestamp": (int(min(e["ts"]).replace(tzinfo=dt.UTC).timestamp() * 1000)
+                             if e["ts"] else None),
+        }
+        wrong += [(key, k, g[k], w) for k, w in want.items() if g[k] != w]
+    assert wrong == []
+    # segments without records: no record counts, as before
+    empty = [g for k, g in got.items() if k not in expected]
+    assert all(g.records == 0 and g.tombstones is None and g.approxDistinctKeys is None for g in empty)
+
+
+def test_distinct_keys_beyond_the_sketch_size_are_estimated_the_same_however_a_segment_is_split(spark) -> None:
+    from pyspark.sql import functions as F
+
+    from kafkalog_spark.analysis.segment_stats import _distinct_keys
+    from kafkalog_spark.log.record_stats import key_hashes, smallest_distinct
+    from kafkalog_spark.schemas import KEY_SKETCH_SIZE
+
+    keys = pa.array([f"key-{i % 100_000}".encode() for i in range(150_000)], pa.binary())  # 100,000 distinct
+    hashes = key_hashes(keys)
+    assert len(np.unique(hashes)) == 100_000  # no collisions among these
+    rows = []
+    for pieces in (1, 3, 17):
+        for part in np.array_split(hashes, pieces):
+            rows.append((pieces, smallest_distinct(part).tolist()))
+    df = spark.createDataFrame(rows, "pieces int, keyHashes array<long>")
+    est = {r.pieces: r.n for r in df.groupBy("pieces").agg(_distinct_keys(F.col("keyHashes")).alias("n")).collect()}
+    assert len(set(est.values())) == 1  # the union's k smallest do not depend on the pieces
+    assert abs(est[1] - 100_000) / 100_000 < 4 / KEY_SKETCH_SIZE ** 0.5  # within four standard errors
+    small = spark.createDataFrame([(smallest_distinct(hashes[:5000]).tolist(),)], "keyHashes array<long>")
+    exact = len(np.unique(hashes[:5000]))
+    assert exact > KEY_SKETCH_SIZE
+    n = small.agg(_distinct_keys(F.col("keyHashes")).alias("n")).first().n
+    assert n != exact and abs(n - exact) / exact < 0.1
+    few = spark.createDataFrame([(smallest_distinct(hashes[:3000]).tolist(),)], "keyHashes array<long>")
+    assert few.agg(_distinct_keys(F.col("keyHashes")).alias("n")).first().n == len(np.unique(hashes[:3000]))
+
+
+def test_control_only_read_equals_the_control_records_of_a_full_read(spark, samples: Path) -> None:
+    from kafkalog_spark.source import control_records, read_views
+
+    paths = [str(samples / "broker"), str(samples / "legacy")]
+    records = read_views(spark, paths, ["records"])["records"]
+    columns = ["topic", "partition", "offset", "position", "controlType", "coordinatorEpoch", "producerId"]
+    pushed = control_records(records)
+    full = records.where("problem is null and isControl")
+    # The source took the filter (Spark keeps only the null check it adds): its tasks decode control batches alone
+    filters = re.findall(r"Filter (.*)", pushed._jdf.queryExecution().executedPlan().toString())
+    assert len(filters) == 1 and re.fullmatch(r"isnotnull\(isControl#\d+\)", filters[0])
+    got = sorted(tuple(r) for r in pushed.where("problem is null").select(*columns).collect())
+    assert len(got) >= 9 and got == sorted(tuple(r) for r in full.select(*columns).collect())
+
+
+def test_the_reader_skips_the_data_batches_when_only_control_records_pass(samples: Path) -> None:
+    from kafkalog_spark.format.records import BatchBytes
+    from kafkalog_spark.log.reader import iter_segment, segment_files
+
+    files = [f for f in segment_files(str(samples / "broker"), findings=[]) if "/txn-mixed-" in f]
+    assert files
+    for f in files:
+        full = pa.Table.from_batches(list(iter_segment(f, "records", [])))
+        sizes = BatchBytes()
+        control = pa.Table.from_batches(list(iter_segment(f, "records", [], control_only=True, sizes=sizes)))
+        assert control.num_rows == sum(full["isControl"].to_pylist()) > 0
+        assert control["offset"].to_pylist() == [o for o, c in zip(full["offset"].to_pylist(),
+                                                                   full["isControl"].to_pylist(), strict=True) if c]
+        assert sizes.on_disk < Path(f).stat().st_size  # only the control batches were read for their records
