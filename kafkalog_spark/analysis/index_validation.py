@@ -13,8 +13,8 @@ what each compares.
     index_findings(spark, views, log_dirs=["/var/lib/kafka/data"]).where("severity = 'error'").show()
 
 Every view is read by several checks: cache them (``validate`` does) when the log dirs are large. The problem
-rows of every view given count (:func:`.segment_checks.reader_findings`): without the records view, damage that
-only a full decode finds is not seen.
+rows of every view given count (:func:`.segment_checks.reader_findings`): without the record_stats (or records)
+view, damage that only a full decode finds is not seen.
 
 A topic-partition found in more than one directory of the views (replicas read from several brokers' log
 dirs, or a copy next to its original) is reported as ``partition_in_several_dirs`` (warning) and not
@@ -40,8 +40,9 @@ def index_findings(spark: SparkSession, views: Mapping[str, DataFrame], log_dirs
     """Index and segment validation findings (schema :data:`INDEX_FINDINGS`).
 
     ``views``: ``segments``, ``batches``, ``index`` and ``partition_files`` as the `kafkalog` source reads
-    them (PERMISSIVE, problem rows included) for the same paths; ``records`` is optional (with it, the
-    transaction index is checked against the control records' ABORT/COMMIT type both ways). ``log_dirs``:
+    them (PERMISSIVE, problem rows included) for the same paths; ``records`` (its control records suffice) and
+    ``record_stats`` are optional: with the records, the transaction index is checked against the control
+    records' ABORT/COMMIT type both ways, and the problem rows of both count (damage under a right CRC). ``log_dirs``:
     broker log dirs (roots holding the offset checkpoint files) whose checkpoints are checked against the
     partition directories present; partition-level checkpoint entries come from ``partition_files``.
     Lazy, except for one small job (partitions in several directories) and the driver-side read of the root
