@@ -32,7 +32,7 @@ from kafkalog_spark.source.options import SourceOptions
 
 ROOT = Path(__file__).resolve().parent.parent
 BROKER = ROOT / "data" / "samples" / "broker"
-VIEWS = ("records", "batches", "segments", "index", "partition_files")
+VIEWS = ("records", "batches", "record_stats", "segments", "index", "partition_files")
 HANG_SECONDS = 60  # a subprocess that takes longer is blocked, not slow (each takes a few seconds)
 
 
