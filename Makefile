@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 PYSPARKS       ?= 4.0 4.1 4.2
 COMPAT_PYTHONS ?= $(PYTHON)
 
-.PHONY: demo browser test test-cluster test-engines test-field test-internal test-packaging lint bench samples samples-internal samples-tiered wheel compat dump-compare fuzz kill-matrix many-dirs clean
+.PHONY: demo browser test test-cluster test-engines test-field test-long test-internal test-packaging lint bench samples samples-internal samples-tiered wheel compat dump-compare fuzz kill-matrix many-dirs clean
 
 # [spark]: the package itself does not depend on Spark (a platform's own Spark must stay); a local run does.
 $(STAMP): pyproject.toml
@@ -34,7 +34,7 @@ browser:
 	      chromium chromium-driver >/dev/null; } || echo "note: no chromium: the report's browser test will skip"; }
 
 # The suite but for its long parts, each a target of its own (test-packaging, test-cluster, test-engines,
-# test-internal): together they would take make test past 20 minutes.
+# test-internal, test-field, test-long, kill-matrix): together they would take make test past 20 minutes.
 test: $(STAMP) browser
 	$(PY) -m ruff check kafkalog_spark jobs tests
 	$(PY) -m pytest
@@ -58,6 +58,10 @@ test-engines: $(STAMP)
 # Databricks notebook over it) and the notebook's nightly on a classic session (minutes each).
 test-field: $(STAMP)
 	$(PY) -m pytest -m field tests/test_connect.py tests/test_databricks_notebook.py
+
+# The report command from tables and from log dirs, and growth between two snapshots (about 1.5 minutes).
+test-long: $(STAMP)
+	$(PY) -m pytest -m long tests/test_report.py
 
 # Only the packaging test: builds the wheel, installs it with [spark] into a fresh venv and runs `kafkalog demo`
 # from an empty directory.
