@@ -35,7 +35,7 @@ browser:
 
 # The suite but for its long parts, each a target of its own (test-packaging, test-cluster, test-engines,
 # test-internal, test-field, test-long, kill-matrix): together they would take make test past 20 minutes.
-test: $(STAMP) browser
+test: $(STAMP)
 	$(PY) -m ruff check kafkalog_spark jobs tests
 	$(PY) -m pytest
 
@@ -59,8 +59,9 @@ test-engines: $(STAMP)
 test-field: $(STAMP)
 	$(PY) -m pytest -m field tests/test_connect.py tests/test_databricks_notebook.py
 
-# The report command from tables and from log dirs, and growth between two snapshots (about 1.5 minutes).
-test-long: $(STAMP)
+# The report's tests: the nightly job's report, the report command from tables and from log dirs, growth between
+# two snapshots, the page in a headless browser (about 4 minutes).
+test-long: $(STAMP) browser
 	$(PY) -m pytest -m long tests/test_report.py
 
 # Only the packaging test: builds the wheel, installs it with [spark] into a fresh venv and runs `kafkalog demo`

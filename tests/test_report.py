@@ -22,6 +22,8 @@ WHAT_IF = "retention.ms=3600000"
 FIGURES = {"fig-size-histogram", "fig-top-partitions", "fig-growth", "fig-timeline", "fig-retention",
            "fig-compaction", "fig-findings"}
 
+pytestmark = pytest.mark.long  # a nightly run and the report's pages: minutes, make test-long
+
 
 @pytest.fixture(scope="module")
 def snapshot(spark, samples: Path, tmp_path_factory: pytest.TempPathFactory) -> dict:
@@ -100,7 +102,6 @@ def test_the_growth_table_is_bytes_over_the_records_time_span(snapshot: dict) ->
     assert rates == sorted(rates, reverse=True) and rates
 
 
-@pytest.mark.long
 def test_growth_since_the_previous_snapshot(spark, snapshot: dict) -> None:
     """A later snapshot in which every partition has 100 more bytes: the report of the newest snapshot measures
     growth against the one before it."""
@@ -162,7 +163,6 @@ def test_the_compaction_and_findings_tables_equal_theirs(snapshot: dict) -> None
         (f.check, f.file, f.position) for f in findings)
 
 
-@pytest.mark.long
 def test_the_report_command_from_tables_and_from_log_dirs(spark, snapshot: dict, samples: Path, capsys) -> None:
     work = snapshot["work"]
     out = work / "cli.html"
