@@ -154,8 +154,6 @@ _TABLE: list[tuple[str, Severity, str, str]] = [
     ("index_file_missing", W, "validate", "a live `.log` without its `.index` or `.timeindex` (rebuilt on load)"),
     ("stray_temp_file", W, "validate", "a `.deleted`, `.cleaned` or `.swap` segment file, or a `.checkpoint.part` / "
      "`.checkpoint.deleted` KRaft snapshot: an unfinished delete, clean, swap or snapshot write"),
-    ("partition_in_several_dirs", W, "validate", "the same topic-partition read from several directories at once: "
-     "not checked; validate each log dir on its own"),
     ("timeindex_last_not_max_timestamp", E, "validate", "a closed segment's last time index entry differs from its "
      "largest batch timestamp (a warning when the time index is empty)"),
     # validation: index entries against the batches (kafka-dump-log --verify-index-only, classified)

@@ -275,6 +275,9 @@ def compute(spark: SparkSession, views: dict[str, DataFrame], configs: TopicConf
 
     compaction = compaction_preview(views["records"], views["batches"], views["segments"], views["partition_files"],
                                     configs, now_ms, include_records=False)
+    # each log dir's topics with their effective configs (the configs are per topic, the table per log dir)
+    dir_topics = _ok(views["segments"]).select("logDir", "topic").distinct()
+    topic_rows = topic_configs_table(spark, configs, topics_of(views["segments"])).join(dir_topics, "topic")
     segments = segment_stats(views["segments"], views["batches"], views["record_stats"], configs)
     partitions = partition_stats(segments, views["partition_files"])
     return {
@@ -289,7 +292,7 @@ def compute(spark: SparkSession, views: dict[str, DataFrame], configs: TopicConf
                                                  what_if_configs=what_if_configs),
         "compaction_preview": compaction.partitions,
         "compaction_preview_segments": compaction.segments,
-        "topic_configs": topic_configs_table(spark, configs, topics_of(views["segments"])),
+        "topic_configs": topic_rows,
         "log_offsets": log_offsets(views["records"], views["batches"], views["segments"], views["partition_files"],
                                    configs, now_ms),
     }
@@ -341,13 +344,13 @@ def summary(tables: dict[str, DataFrame]) -> DataFrame:
     return per_topic.join(findings, keys, "left").fillna(0).orderBy(*keys)
 
 
-def _with_log_dir(df: DataFrame, log_dir: str) -> DataFrame:
-    return df if "logDir" in df.columns else df.select(F.lit(log_dir).alias("logDir"), "*")
+def _ok(df: DataFrame) -> DataFrame:
+    return df.where(F.col("problem").isNull())
 
 
-# Log dirs analysed and written together: the driver holds this many dirs' plans and cached views at a time, so
-# its memory does not grow with the number of log dirs (each group costs one Delta commit per table).
-LOG_DIRS_PER_WRITE = 4
+def _log_dir_first(df: DataFrame) -> DataFrame:
+    """The tables' column order: ``logDir`` first, as readers of older snapshots know them."""
+    return df.select("logDir", *[c for c in df.columns if c != "logDir"])
 
 
 def run(spark: SparkSession, config: NightlyConfig, now: Callable[[], dt.datetime] | None = None, *,
@@ -355,10 +358,11 @@ def run(spark: SparkSession, config: NightlyConfig, now: Callable[[], dt.datetim
     """Compute every table and write them as one snapshot, all-or-nothing; returns the snapshot's tables as
     readers see them (:func:`kafkalog_spark.delta.read_table`).
 
-    Each log dir is analysed on its own (a ``logDir`` column says which): several brokers' log dirs hold
-    replicas of the same partitions, which must not be merged. The rows are appended group by group
-    (:data:`LOG_DIRS_PER_WRITE`), then the manifest commit makes the snapshot visible, then the rows of runs
-    it replaces are removed (see :mod:`kafkalog_spark.delta.snapshots`). A run killed anywhere leaves the
+    All log dirs are read and analysed in one job; each row says its log dir (``logDir``): several brokers' log
+    dirs hold replicas of the same partitions, which must not be merged, and every analysis keys partitions by
+    log dir (:mod:`kafkalog_spark.analysis.keys`). The rows are appended table by table, then the manifest
+    commit makes the snapshot visible, then the rows of runs it replaces are removed (see
+    :mod:`kafkalog_spark.delta.snapshots`). A run killed anywhere leaves the
     previous state visible; running the same snapshot id again completes it. ``after_commit`` is called with
     the name of each Delta commit made (the table's name, ``snapshots``, ``clean-up <table>``: that one
     also when there was nothing to remove), and with ``report`` once the report (``config.report``) is written:
@@ -373,18 +377,16 @@ def run(spark: SparkSession, config: NightlyConfig, now: Callable[[], dt.datetim
     log_dirs = expand_paths(config.log_dirs)  # globs and file:/dbfs:/Volumes URIs, as the readers take them
     if not log_dirs:
         raise ValueError("nightly: no log dirs to read")
-    for start in range(0, len(log_dirs), LOG_DIRS_PER_WRITE):
-        cached: list[DataFrame] = []
-        try:
-            tables = analyse(spark, log_dirs[start:start + LOG_DIRS_PER_WRITE], started, configs, alternative,
-                             cached, include_internal=config.include_internal,
-                             max_split_bytes=config.max_split_bytes)
-            for name in DIR_TABLES:
-                append_rows(tables[name], config.location, config.table_names[name], snapshot_id, started, run_id)
-                done(name)
-        finally:
-            for v in cached:
-                v.unpersist()
+    cached: list[DataFrame] = []
+    try:
+        tables = analyse(spark, log_dirs, started, configs, alternative, cached,
+                         include_internal=config.include_internal, max_split_bytes=config.max_split_bytes)
+        for name in DIR_TABLES:
+            append_rows(tables[name], config.location, config.table_names[name], snapshot_id, started, run_id)
+            done(name)
+    finally:
+        for v in cached:
+            v.unpersist()
     # Then each cluster's dirs together, from this run's own log_offsets rows: the data is not decoded again.
     offsets = run_rows(spark, config.location, config.table_names["log_offsets"], snapshot_id, run_id)
     tables = cluster_tables(spark, log_dirs, offsets, int(started.timestamp() * 1000), config.include_internal)
@@ -411,19 +413,15 @@ def run(spark: SparkSession, config: NightlyConfig, now: Callable[[], dt.datetim
 def analyse(spark: SparkSession, log_dirs: Sequence[str], started: dt.datetime, configs: TopicConfigs,
             alternative: TopicConfigs | None, cached: list[DataFrame], *, include_internal: bool = True,
             max_split_bytes: str = "128m") -> dict[str, DataFrame]:
-    """Every table over ``log_dirs``, each dir analysed on its own and marked by a ``logDir`` column, as of
-    ``started`` (``alternative``: the forecast's what-if configs). The views it caches are appended to
-    ``cached``: unpersist them once the tables are used."""
-    per_dir: list[dict[str, DataFrame]] = []
-    for log_dir in log_dirs:
-        views = read_views(spark, [log_dir], include_internal, max_split_bytes, configs)
-        cached += views.values()
-        tables = compute(spark, views, configs, [log_dir], int(started.timestamp() * 1000), alternative)
-        # partition_stats and log_dir_stats are built on segment_stats: cached, it is computed once, not per table
-        cached.append(tables["segment_stats"].persist())
-        per_dir.append({name: _with_log_dir(df, log_dir) for name, df in tables.items()})
-    return {name: reduce(lambda a, b: a.unionByName(b, allowMissingColumns=True), (t[name] for t in per_dir))
-            for name in DIR_TABLES}
+    """Every table over ``log_dirs``, read in one job, each row marked by its ``logDir``, as of ``started``
+    (``alternative``: the forecast's what-if configs). The views it caches are appended to ``cached``: unpersist
+    them once the tables are used."""
+    views = read_views(spark, log_dirs, include_internal, max_split_bytes, configs)
+    cached += views.values()
+    tables = compute(spark, views, configs, log_dirs, int(started.timestamp() * 1000), alternative)
+    # partition_stats and log_dir_stats are built on segment_stats: cached, it is computed once, not per table
+    cached.append(tables["segment_stats"].persist())
+    return {name: _log_dir_first(tables[name]) for name in DIR_TABLES}
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -470,10 +470,12 @@ def test_corpus_outputs_are_consistent_and_carry_no_payload(corpus) -> None:
         assert p.segmentsAfterPass == len(p.cleanedGroups) + len(segs) - len(in_pass)
         removed = sum(1 for r in corpus["records"] if r["topic"] == topic and not r["retained"])
         assert removed == p.recordsRemoved
-    # the cleaner's order: highest dirty ratio first, among the logs it would clean
-    ordered = sorted((p for p in corpus["parts"].values() if p.wouldClean), key=lambda p: p.cleanOrder)
-    assert [p.cleanOrder for p in ordered] == list(range(1, len(ordered) + 1))
-    assert all(a.dirtyRatio >= b.dirtyRatio for a, b in zip(ordered, ordered[1:], strict=False))
+    # the cleaner's order: highest dirty ratio first, among the logs it would clean in each log dir
+    for log_dir in {p.logDir for p in corpus["parts"].values()}:
+        ordered = sorted((p for p in corpus["parts"].values() if p.wouldClean and p.logDir == log_dir),
+                         key=lambda p: p.cleanOrder)
+        assert [p.cleanOrder for p in ordered] == list(range(1, len(ordered) + 1))
+        assert all(a.dirtyRatio >= b.dirtyRatio for a, b in zip(ordered, ordered[1:], strict=False))
     partitions, segments, records = preview  # unpacks
     assert records is preview.records
 
@@ -496,11 +498,21 @@ def test_corpus_min_lag_and_what_if(spark, samples: Path) -> None:
     assert preview.records.where("reason = 'noPass'").count() == 0
 
 
-def test_the_same_partition_twice_is_refused(spark, samples: Path) -> None:
+def test_the_same_partition_in_two_log_dirs_is_previewed_in_each(spark, samples: Path) -> None:
+    """live-copy-0 is in both log dirs (a copy taken from the running broker, and the broker's own after its
+    shutdown): read together, each copy is previewed as when its log dir is read alone."""
     from kafkalog_spark.analysis.compaction import preview_log_dirs
 
-    with pytest.raises(ValueError, match="live-copy-0 is in more than one"):
-        preview_log_dirs(spark, [str(samples / "broker"), str(samples / "live-copy")], _config, LATER)
+    dirs = [str(samples / "broker"), str(samples / "live-copy")]
+    config = lambda t: _config(t, ["cleanup.policy=compact"])  # noqa: E731
+    both = preview_log_dirs(spark, dirs, config, LATER, topics=["live-copy"])
+    rows = {r.logDir: r.asDict(recursive=True) for r in both.partitions.collect()}
+    assert sorted(rows) == dirs
+    for log_dir in dirs:
+        alone = preview_log_dirs(spark, [log_dir], config, LATER, topics=["live-copy"]).partitions.collect()
+        assert [r.asDict(recursive=True) for r in alone] == [rows[log_dir]]
+    # the copies differ: the one taken from the running broker has problem rows (its active segment's tail)
+    assert rows[dirs[0]]["problems"] == 0 < rows[dirs[1]]["problems"]
 
 
 def test_no_compacted_topic_gives_empty_outputs(spark, samples: Path) -> None:

@@ -185,16 +185,23 @@ def damaged_log_dirs(samples: Path, tmp: Path) -> tuple[Path, dict, list[Path]]:
     text = f"0\n{len(lines)}\n" + "".join(line + "\n" for line in lines)
     (root / "recovery-point-offset-checkpoint").write_text(text)
     facts["checkpoint"] = (str(root / "recovery-point-offset-checkpoint"), text.index("ghost 3 42"))
-    for log_dir in (root, tmp / "replica"):  # the same partition in two log dirs
+    for log_dir in (root, tmp / "replica"):  # the same partition in two log dirs, damaged in the second only
         shutil.copytree(broker / "idempotent-only-0", log_dir / "replica-0")
-    facts["replica"] = [str(root / "replica-0"), str(tmp / "replica" / "replica-0")]
+    log = tmp / "replica" / "replica-0" / f"{0:020d}.log"
+    victim = _batches(log)[-1]
+    with open(log, "r+b") as f:
+        f.seek(victim["position"] + victim["size"] - 1)
+        byte = f.read(1)[0]
+        f.seek(-1, 1)
+        f.write(bytes([byte ^ 0x10]))
+    facts["replica"] = {"dirs": [str(root), str(tmp / "replica")], "crc": (str(log), victim["position"])}
     return root, facts, [root, tmp / "replica"]
 
 
 def test_bit_flip_is_a_crc_error_at_the_batch(damaged) -> None:
     _, facts, rows = damaged
     file, position = facts["crc"]
-    got = pick(rows, check="batch_crc_invalid")
+    got = pick(rows, check="batch_crc_invalid", topic="crc-flip")
     assert [(r.severity, r.file, r.position, r.topic, r.baseOffset) for r in got] == [
         ("error", file, position, "crc-flip", 12)]
 
@@ -259,17 +266,20 @@ def test_checkpoint_line_naming_a_missing_partition(damaged) -> None:
     assert pick(rows, check="recovery_point_missing") == []  # every real partition has its line
 
 
-def test_a_partition_in_two_log_dirs_is_reported_not_checked(damaged) -> None:
+def test_a_partition_in_two_log_dirs_is_checked_in_each(damaged) -> None:
+    """Replicas of one partition in two log dirs, read in one job, stay apart: the damage in the second copy is
+    reported there, with its log dir, and the first copy is clean."""
     _, facts, rows = damaged
-    got = pick(rows, topic="replica")
-    assert [(r.check, r.severity, r.partition, r.file) for r in got] == [
-        ("partition_in_several_dirs", "warning", 0, min(facts["replica"]))]
-    assert got[0].found == "directories " + ", ".join(sorted(facts["replica"]))
+    clean_dir, damaged_dir = facts["replica"]["dirs"]
+    file, position = facts["replica"]["crc"]
+    assert [(r.logDir, r.check, r.file, r.position) for r in pick(rows, topic="replica", severity="error")] == [
+        (damaged_dir, "batch_crc_invalid", file, position)]
+    assert [r for r in pick(rows, topic="replica", logDir=clean_dir) if r.severity != "info"] == []
 
 
 def test_damage_stays_in_its_partition(damaged) -> None:
     _, _, rows = damaged
-    assert {r.topic for r in rows if r.severity == "error"} == {"crc-flip", "truncated", "mid-batch"}
+    assert {r.topic for r in rows if r.severity == "error"} == {"crc-flip", "truncated", "mid-batch", "replica"}
     assert {r.topic for r in rows} == {"crc-flip", "truncated", "zeroed-index", "mid-batch", "multi-batch",
                                        "missing-segment", "stray-deleted", "ghost", "replica"}
 

@@ -64,10 +64,7 @@ def dirs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[str]]:
 
 @pytest.fixture(scope="module")
 def tables(spark, dirs, tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[dict]]:
-    # One log dir a group of writes: the cluster tables are built across groups, from the run's own log_offsets
-    # rows, which this checks too (three dirs in one group also ran a 1 GiB test heap out of memory).
-    patch = pytest.MonkeyPatch()
-    patch.setattr(nightly, "LOG_DIRS_PER_WRITE", 1)
+    # The three dirs are analysed in one job; the cluster tables are built from the run's own log_offsets rows.
     # both t-open transactions past their 15-minute timeout
     as_of = max(_oracle(v)["transactions"]["t-open"]["start_ms"] for v in dirs) + 900_001
     work = tmp_path_factory.mktemp("wh")
@@ -75,10 +72,7 @@ def tables(spark, dirs, tmp_path_factory: pytest.TempPathFactory) -> dict[str, l
                                    location=TableLocation(warehouse=str(work / "tables")),
                                    snapshot_id="internal", kafka_version=KafkaVersion.V4,
                                    report=str(work / "report.html"))
-    try:
-        run = nightly.run(spark, config, now=lambda: dt.datetime.fromtimestamp(as_of / 1000, dt.UTC))
-    finally:
-        patch.undo()
+    run = nightly.run(spark, config, now=lambda: dt.datetime.fromtimestamp(as_of / 1000, dt.UTC))
     out = {"as_of": as_of, "page": Page(Path(config.report).read_text())}
     for name in ("log_offsets", *nightly.CLUSTER_TABLES):
         out[name] = [r.asDict(recursive=True) for r in run[name].collect()]

@@ -41,6 +41,7 @@ from ..log.checkpoints import (
     REPLICATION_OFFSET_CHECKPOINT,
 )
 from .cleaner import CleanerSettings
+from .keys import LOG_DIR, PARTITION
 from .record_sizes import legacy_entry_bytes, v2_body_without_timestamp, without_payloads
 
 _L, _I, _S, _B, _D = LongType(), IntegerType(), StringType(), BooleanType(), DoubleType()
@@ -61,7 +62,7 @@ GROUP = StructType(_fields(
 ))
 
 PARTITIONS = StructType(_fields(
-    ("topic", _S), ("partition", _I),
+    ("logDir", _S), ("topic", _S), ("partition", _I),
     ("cleanupPolicy", _S),
     ("nowMs", _L),  # the clean time the preview assumes
     ("kafkaVersion", _S),  # whose cleaner rules: 3.9 or 4.x (analysis.cleaner.versions)
@@ -103,7 +104,7 @@ PARTITIONS = StructType(_fields(
 ))
 
 SEGMENTS = StructType(_fields(
-    ("topic", _S), ("partition", _I),
+    ("logDir", _S), ("topic", _S), ("partition", _I),
     ("baseOffset", _L), ("nextBaseOffset", _L), ("isActive", _B),
     ("section", _S),  # clean, cleanable, uncleanable, active
     ("inPass", _B),  # rewritten by the pass (every segment below endOffset)
@@ -118,7 +119,7 @@ SEGMENTS = StructType(_fields(
 ))
 
 RECORDS = StructType(_fields(
-    ("topic", _S), ("partition", _I),
+    ("logDir", _S), ("topic", _S), ("partition", _I),
     ("segmentBaseOffset", _L), ("batchBaseOffset", _L), ("offset", _L),
     ("keyHash", _S),  # hex MD5 of the key (what the offset map stores), null for no key
     ("isTombstone", _B), ("isControl", _B), ("controlType", _S),
@@ -184,7 +185,7 @@ def _record_rows(records: DataFrame) -> DataFrame:
     """Record rows with the key hashed and the value reduced to null-or-not: no bytes leave here."""
     r = without_payloads(records).where(F.col("problem").isNull())
     return r.select(
-        "topic", "partition", "segmentBaseOffset", "position", F.lit("record").alias("kind"),
+        *PARTITION, "segmentBaseOffset", "position", F.lit("record").alias("kind"),
         "offset",
         F.when(F.col("isControl"), F.lit(None)).otherwise(F.md5(F.col("key"))).alias("keyHash"),
         (F.col("valueSize") >= 0).alias("hasValue"),  # valueSize -1: a null value (a tombstone)
@@ -201,15 +202,15 @@ _BATCH_COLUMNS = ["size", "baseOffset", "lastOffset", "magic", "compresscodec", 
 
 def _batch_rows(batches: DataFrame) -> DataFrame:
     b = batches.where(F.col("problem").isNull())
-    return b.select("topic", "partition", "segmentBaseOffset", "position", F.lit("batch").alias("kind"),
+    return b.select(*PARTITION, "segmentBaseOffset", "position", F.lit("batch").alias("kind"),
                     *_BATCH_COLUMNS)
 
 
 def _problem_rows(df: DataFrame) -> DataFrame:
-    return df.where(F.col("problem").isNotNull()).select("topic", "partition", F.lit("problem").alias("kind"))
+    return df.where(F.col("problem").isNotNull()).select(*PARTITION, F.lit("problem").alias("kind"))
 
 
-_SEGMENT_COLUMNS = ["topic", "partition", "status", "baseOffset", "logSize", "indexSize", "timeIndexSize", "isActive",
+_SEGMENT_COLUMNS = [*PARTITION, "status", "baseOffset", "logSize", "indexSize", "timeIndexSize", "isActive",
                     "maxIndexedTimestamp", "logFile"]
 _CHECKPOINTS = (CLEANER_OFFSET_CHECKPOINT, LOG_START_OFFSET_CHECKPOINT, REPLICATION_OFFSET_CHECKPOINT)
 
@@ -220,45 +221,32 @@ def _segment_listing(segments: DataFrame) -> list:
                            F.col("problem").isNotNull().alias("bad")).collect()
 
 
-def _check_one_copy(listing: list) -> None:
-    """A partition lives in one log dir of one broker; the views carry no directory, so two copies of a
-    partition (replicas from several brokers, a backup next to the original) cannot be told apart."""
-    dirs: dict[tuple[str, int], set[str]] = {}
-    for r in listing:
-        if r.logFile and r.status == "live":
-            dirs.setdefault((r.topic, r.partition), set()).add(r.logFile.rsplit("/", 1)[0])
-    for (topic, partition), where in sorted(dirs.items()):
-        if len(where) > 1:
-            raise ValueError(f"{topic}-{partition} is in more than one of the given directories "
-                             f"({', '.join(sorted(where))}): preview one broker's log dirs at a time")
-
-
 def _collect_context(listing: list, partition_files: DataFrame, topics: list[str]) -> dict:
     """Small per-partition inputs, collected on the driver: live segments, checkpoints, the newest
-    producer snapshots and the aborted transactions."""
-    ctx: dict[tuple[str, int], dict] = {}
+    producer snapshots and the aborted transactions, by (log dir, topic, partition)."""
+    ctx: dict[tuple[str, str, int], dict] = {}
     wanted = set(topics)
 
-    def entry(topic: str, partition: int) -> dict:
-        return ctx.setdefault((topic, partition), {"segments": [], "checkpoints": {}, "snapshots": {},
+    def entry(r) -> dict:
+        return ctx.setdefault((r[LOG_DIR], r.topic, r.partition), {"segments": [], "checkpoints": {}, "snapshots": {},
                                                    "aborted": [], "problems": 0, "bad_files": set()})
 
     for r in listing:
         if r.topic not in wanted:
             continue
         if r.bad:
-            entry(r.topic, r.partition)["problems"] += 1
+            entry(r)["problems"] += 1
         elif r.status == "live":
-            entry(r.topic, r.partition)["segments"].append(
+            entry(r)["segments"].append(
                 (r.baseOffset, r.logSize or 0, r.indexSize, r.timeIndexSize, bool(r.isActive), r.mtime or 0,
                  r.maxIndexedTimestamp))
 
     pf = partition_files.where(F.col("topic").isin(topics))
     small = pf.where(F.col("problem").isNotNull() | F.col("fileType").isin(*_CHECKPOINTS, "txnindex"))
-    for r in small.select("topic", "partition", "fileType", "offset", "producerId", "firstOffset", "lastOffset",
+    for r in small.select(*PARTITION, "fileType", "offset", "producerId", "firstOffset", "lastOffset",
                           F.col("problem.file").alias("badFile"), F.col("problem.severity").alias("severity"),
                           F.col("problem").isNotNull().alias("bad")).collect():
-        e = entry(r.topic, r.partition)
+        e = entry(r)
         if r.bad:
             e["problems"] += 1
             if r.severity == "error" and r.badFile:
@@ -268,11 +256,11 @@ def _collect_context(listing: list, partition_files: DataFrame, topics: list[str
         else:
             e["checkpoints"][r.fileType] = r.offset
     snaps = pf.where(F.col("problem").isNull() & (F.col("fileType") == "producer-snapshot"))
-    newest = Window.partitionBy("topic", "partition").orderBy(F.col("offset").desc())
+    newest = Window.partitionBy(*PARTITION).orderBy(F.col("offset").desc())
     snaps = snaps.withColumn("_rank", F.dense_rank().over(newest)).where(F.col("_rank") <= 3)
-    for r in snaps.select("topic", "partition", "file", "offset", "producerId", "producerEpoch", "lastOffset",
+    for r in snaps.select(*PARTITION, "file", "offset", "producerId", "producerEpoch", "lastOffset",
                           "timestamp", "currentTxnFirstOffset").collect():
-        e = entry(r.topic, r.partition)
+        e = entry(r)
         if r.file in e["bad_files"]:
             continue  # Kafka discards a snapshot it cannot read and falls back to an older one
         e["snapshots"].setdefault(r.offset, []).append(
@@ -280,11 +268,18 @@ def _collect_context(listing: list, partition_files: DataFrame, topics: list[str
     return ctx
 
 
+def partition_markers(spark, context: dict) -> DataFrame:
+    """One row per partition with live segments (kind ``partition``), so that partitions without any batch get a
+    group of their own too."""
+    return spark.createDataFrame([key for key, c in context.items() if c["segments"]],
+                                 "logDir string, topic string, partition int").withColumn("kind", F.lit("partition"))
+
+
 # --------------------------------------------------------------------------------------------------
 # The per-partition function (runs in the Python workers)
 
 
-def _partition_input(table, key: tuple[str, int], c: dict, settings: CleanerSettings):
+def _partition_input(table, key: tuple[str, str, int], c: dict, settings: CleanerSettings):
     from .cleaner import AbortedTxn, Batch, PartitionInput, ProducerEntry, Record, Segment
 
     cols = table.to_pydict()
@@ -324,7 +319,7 @@ def _partition_input(table, key: tuple[str, int], c: dict, settings: CleanerSett
         b.control_type = control_types.get(bk)
     cp = c["checkpoints"]
     return PartitionInput(
-        topic=key[0], partition=key[1],
+        topic=key[1], partition=key[2],
         segments=[Segment(*s) for s in c["segments"]],
         batches=list(batches.values()), settings=settings,
         cleaner_checkpoint=cp.get(CLEANER_OFFSET_CHECKPOINT),
@@ -404,17 +399,18 @@ def _preview_function(context: dict, settings: dict[str, CleanerSettings], now_m
         from ..schemas import arrow_schema
         from .cleaner import preview_partition
 
-        topic, partition = key[0].as_py(), key[1].as_py()
-        c = context.get((topic, partition))
+        log_dir, topic, partition = (k.as_py() for k in key)
+        c = context.get((log_dir, topic, partition))
         if c is None or not c["segments"]:
             return pa.Table.from_pylist([], schema=arrow_schema(_OUT))
-        inp = _partition_input(table, (topic, partition), c, settings[topic])
+        inp = _partition_input(table, (log_dir, topic, partition), c, settings[topic])
         res = preview_partition(inp, now_ms, simulate_all=simulate_all, keep_fates=include_records)
-        rows = [{"rowType": "partition"} | _partition_row(res)]
-        rows += [{"rowType": "segment"} | _segment_row(res, s) for s in res.segments]
+        rows = [{"rowType": "partition", LOG_DIR: log_dir} | _partition_row(res)]
+        rows += [{"rowType": "segment", LOG_DIR: log_dir} | _segment_row(res, s) for s in res.segments]
         if include_records:
-            rows += [{"rowType": "record", "topic": topic, "partition": partition, "segmentBaseOffset": f.segment,
-                      "batchBaseOffset": f.batch_base_offset, "offset": f.offset, "keyHash": f.key_hash,
+            rows += [{"rowType": "record", LOG_DIR: log_dir, "topic": topic, "partition": partition,
+                      "segmentBaseOffset": f.segment, "batchBaseOffset": f.batch_base_offset, "offset": f.offset,
+                      "keyHash": f.key_hash,
                       "isTombstone": f.is_tombstone, "isControl": f.is_control, "controlType": f.control_type,
                       "retained": f.retained, "reason": f.reason, "deleteHorizonMs": f.delete_horizon_ms}
                      for f in res.fates]
@@ -452,7 +448,6 @@ def compaction_preview(records: DataFrame, batches: DataFrame, segments: DataFra
     if topics is not None:
         segments = segments.where(F.col("topic").isin(list(topics)))
     listing = _segment_listing(segments)
-    _check_one_copy(listing)
     names = sorted({r.topic for r in listing if r.topic is not None})
     settings = resolve_settings(configs, names, kafka_version, producer_id_expiration_ms=producer_id_expiration_ms)
     compacted = [t for t in names if settings[t].compact]
@@ -466,14 +461,13 @@ def compaction_preview(records: DataFrame, batches: DataFrame, segments: DataFra
             .unionByName(_record_rows(records.where(wanted)), allowMissingColumns=True)
             .unionByName(_problem_rows(batches.where(wanted)), allowMissingColumns=True)
             .unionByName(_problem_rows(records.where(wanted)), allowMissingColumns=True))
-    # One marker row per partition, so partitions without any batch get a row too.
-    markers = spark.createDataFrame([(t, p) for (t, p), c in context.items() if c["segments"]],
-                                    "topic string, partition int").withColumn("kind", F.lit("partition"))
-    rows = rows.unionByName(markers, allowMissingColumns=True)
+    rows = rows.unionByName(partition_markers(spark, context), allowMissingColumns=True)
     fn = _preview_function(context, {t: settings[t] for t in compacted}, int(now_ms), simulate_all, include_records)
-    out = rows.groupBy("topic", "partition").applyInArrow(fn, _OUT).persist()
+    out = rows.groupBy(*PARTITION).applyInArrow(fn, _OUT).persist()
 
-    by_ratio = Window.partitionBy("wouldClean").orderBy(F.col("dirtyRatio").desc(), "topic", "partition")
+    # The order the cleaner would take them in, dirtiest first, within each log dir: one broker's cleaner picks
+    # among its own logs only.
+    by_ratio = Window.partitionBy(LOG_DIR, "wouldClean").orderBy(F.col("dirtyRatio").desc(), "topic", "partition")
     parts = out.where(F.col("rowType") == "partition").select(*PARTITIONS.fieldNames())
     parts = parts.withColumn("cleanOrder", F.when(F.col("wouldClean"), F.row_number().over(by_ratio)).cast("int"))
     parts = parts.select(*PARTITIONS.fieldNames())

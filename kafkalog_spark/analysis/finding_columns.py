@@ -12,9 +12,11 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import IntegerType, LongType, StringType, StructField, StructType
 
 from ..finding_kinds import Severity, finding_kind
+from .keys import SEGMENT
 
 INDEX_FINDINGS = StructType(
     [
+        StructField("logDir", StringType()),  # the broker log dir the partition (or root checkpoint) is in
         StructField("topic", StringType()),
         StructField("partition", IntegerType()),
         StructField("baseOffset", LongType()),  # the segment's base offset; null when not segment-specific
@@ -33,7 +35,7 @@ INDEX_FINDINGS = StructType(
 suspicious but tolerated by Kafka (it repairs or ignores it); ``info`` = normal in some situations
 (compaction, a copy of a running broker's directory), reported so it can be explained."""
 
-KEYS = ["topic", "partition", "segmentBaseOffset"]
+KEYS = SEGMENT
 _SEGMENT_FILE = r"(\d{20})\.(log|index|timeindex|txnindex)(\.(deleted|cleaned|swap))?$"
 
 
@@ -46,14 +48,14 @@ def finding(severity: str | Column, check: str | Column, *, file: Column | str |
             expected: Column | str | None = None, found: Column | str | None = None,
             detail: Column | str | None = None) -> list[Column]:
     """The INDEX_FINDINGS columns for a select: plain values are literals, Columns are expressions;
-    ``topic`` and ``partition`` come from the DataFrame's own columns. A literal ``check`` must be a kind
+    ``logDir``, ``topic`` and ``partition`` come from the DataFrame's own columns. A literal ``check`` must be a kind
     of the catalogue (:mod:`kafkalog_spark.finding_kinds`), a literal ``severity`` one of its severities."""
     if isinstance(check, str):
         finding_kind(check)
     if isinstance(severity, str):
         Severity(severity)
-    values = {"topic": F.col("topic"), "partition": F.col("partition"), "baseOffset": base_offset,
-              "severity": severity, "check": check, "file": file,
+    values = {"logDir": F.col("logDir"), "topic": F.col("topic"), "partition": F.col("partition"),
+              "baseOffset": base_offset, "severity": severity, "check": check, "file": file,
               "position": F.coalesce(_value(position, "long"), F.lit(-1).cast("long")),
               "expected": expected, "found": found, "detail": detail}
     return [_value(values[f.name], f.dataType).alias(f.name) for f in INDEX_FINDINGS]
@@ -61,13 +63,13 @@ def finding(severity: str | Column, check: str | Column, *, file: Column | str |
 
 def finding_row(topic: str | None, partition: int | None, severity: str, check: str, file: str | None, *,
                 position: int = -1, base_offset: int | None = None, expected: str | None = None,
-                found: str | None = None, detail: str | None = None) -> dict:
+                found: str | None = None, detail: str | None = None, log_dir: str | None = None) -> dict:
     """One INDEX_FINDINGS row as a dict, for checks that run in Python (driver or workers); ``check`` and
     ``severity`` are checked against the catalogue."""
     finding_kind(check)
-    return {"topic": topic, "partition": partition, "baseOffset": base_offset, "severity": str(Severity(severity)),
-            "check": check, "file": file, "position": position, "expected": expected, "found": found,
-            "detail": detail}
+    return {"logDir": log_dir, "topic": topic, "partition": partition, "baseOffset": base_offset,
+            "severity": str(Severity(severity)), "check": check, "file": file, "position": position,
+            "expected": expected, "found": found, "detail": detail}
 
 
 def candidate(condition: Column, severity: str | Column, check: str | Column, **where) -> Column:

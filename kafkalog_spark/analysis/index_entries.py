@@ -97,7 +97,8 @@ def _lookup(values: np.ndarray, targets: np.ndarray) -> tuple[np.ndarray, np.nda
 def _row(key: dict, severity: str, check: str, file: str, position: int, expected: str, found: str,
          detail: str) -> dict:
     return finding_row(key.get("topic"), key.get("partition"), severity, check, file, position=position,
-                       base_offset=key.get("baseOffset"), expected=expected, found=found, detail=detail)
+                       base_offset=key.get("baseOffset"), expected=expected, found=found, detail=detail,
+                       log_dir=key.get("logDir"))
 
 
 def offset_entry_findings(key: dict, b: SegmentBatches, file: str, slots: np.ndarray, offsets: np.ndarray,
@@ -203,8 +204,8 @@ def check_segment(key: tuple, entries: pa.Table, batches: pa.Table) -> pa.Table:
     schema = arrow_schema(INDEX_FINDINGS)
     if entries.num_rows == 0:
         return schema.empty_table()
-    topic, partition, base = (k.as_py() for k in key)
-    k = {"topic": topic, "partition": partition, "baseOffset": base}
+    log_dir, topic, partition, base = (k.as_py() for k in key)
+    k = {"logDir": log_dir, "topic": topic, "partition": partition, "baseOffset": base}
     log_size = entries.column("logSize")[0].as_py()
     rows = []
     if log_size is None:

@@ -16,10 +16,8 @@ Every view is read by several checks: cache them (``validate`` does) when the lo
 rows of every view given count (:func:`.segment_checks.reader_findings`): without the record_stats (or records)
 view, damage that only a full decode finds is not seen.
 
-A topic-partition found in more than one directory of the views (replicas read from several brokers' log
-dirs, or a copy next to its original) is reported as ``partition_in_several_dirs`` (warning) and not
-checked: the batches view has no path column to tell the copies' batches apart. Validate each log dir on its
-own (``validate`` does) to check them all.
+Every row carries its log dir (``logDir``): replicas of a topic-partition read from several brokers' log dirs
+(or a copy next to its original) are checked each on its own, in the same job.
 """
 
 from __future__ import annotations
@@ -27,10 +25,9 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 
 from pyspark.sql import DataFrame, Row, SparkSession
-from pyspark.sql import functions as F
 
 from . import index_entries, partition_checks, segment_checks
-from .finding_columns import INDEX_FINDINGS, KEYS, finding_row, ok
+from .finding_columns import INDEX_FINDINGS, KEYS
 
 VIEWS = ("segments", "batches", "index", "partition_files")
 __all__ = ["INDEX_FINDINGS", "VIEWS", "index_findings", "log_dirs_of", "read_views", "validate", "validate_rows"]
@@ -45,18 +42,16 @@ def index_findings(spark: SparkSession, views: Mapping[str, DataFrame], log_dirs
     records' ABORT/COMMIT type both ways, and the problem rows of both count (damage under a right CRC). ``log_dirs``:
     broker log dirs (roots holding the offset checkpoint files) whose checkpoints are checked against the
     partition directories present; partition-level checkpoint entries come from ``partition_files``.
-    Lazy, except for one small job (partitions in several directories) and the driver-side read of the root
-    checkpoints.
+    Each log dir's partitions are checked on their own (replicas of a partition in several brokers' log dirs stay
+    apart). Lazy, except for the driver-side read of the root checkpoints.
     """
     missing = [v for v in VIEWS if v not in views]
     if missing:
         raise ValueError(f"index_findings needs the views {', '.join(VIEWS)}; missing: {', '.join(missing)}")
-    views, several = _one_dir_per_partition(spark, views)
     root, line_positions = partition_checks.root_checkpoints(spark, log_dirs)
     live = segment_checks.live_segments(views)
     summary = segment_checks.segment_summary(views, live)
     parts = [
-        several,
         *segment_checks.findings(views, live, summary),
         index_entries.findings(views, live),
         *partition_checks.findings(views, live, summary, line_positions),
@@ -66,27 +61,6 @@ def index_findings(spark: SparkSession, views: Mapping[str, DataFrame], log_dirs
     for p in parts[1:]:
         out = out.unionByName(p)
     return out
-
-
-def _one_dir_per_partition(spark: SparkSession, views: Mapping[str, DataFrame]) -> tuple[dict, DataFrame]:
-    """The views without topic-partitions found in more than one directory (replicas from several brokers,
-    or a copy next to its original), and a ``partition_in_several_dirs`` warning for each: the batches view
-    has no path column to tell their rows apart, so they are left unchecked (validate each log dir on its own).
-    One small job, run now: the usual answer is none, and then the views are used as they are."""
-    dirs = ok(views["segments"]).select("topic", "partition",
-                                        F.regexp_extract("logFile", r"^(.*)/[^/]+$", 1).alias("dir"))
-    several = (dirs.groupBy("topic", "partition").agg(F.array_sort(F.collect_set("dir")).alias("dirs"))
-               .where(F.size("dirs") > 1).collect())
-    if not several:
-        return dict(views), spark.createDataFrame([], INDEX_FINDINGS)
-    tps = F.broadcast(spark.createDataFrame([(r.topic, r.partition) for r in several], "topic string, partition int"))
-    rows = [finding_row(r.topic, r.partition, "warning", "partition_in_several_dirs", r.dirs[0],
-                        found="directories " + ", ".join(r.dirs),
-                        detail="the same topic-partition was read from several directories; the batches view "
-                               "cannot tell their rows apart, so it is not checked: validate each log dir on its own")
-            for r in several]
-    rest = {k: v.join(tps, ["topic", "partition"], "left_anti") for k, v in views.items()}
-    return rest, spark.createDataFrame(rows, INDEX_FINDINGS)
 
 
 def log_dirs_of(paths: Sequence[str]) -> list[str]:
@@ -112,26 +86,24 @@ def read_views(spark: SparkSession, paths: Sequence[str] | str, *, records: bool
 
 def validate_rows(spark: SparkSession, paths: Sequence[str] | str, *, records: bool = True,
                   **options: str) -> Iterator[Row]:
-    """The findings of each path (a log dir or partition dir), analysed on its own (replicas of one partition in
-    several log dirs stay apart) and collected before the next: its views are persisted while its checks run
-    (several checks read each view) and unpersisted after, so the driver holds one path's plans and cached views
-    at a time whatever the number of paths. ``records=True`` (the default) decodes the records too: damage under
-    a right CRC (a payload that does not decompress, a record that does not decode) is found only so, and the
-    transaction index is checked against the control records' types."""
+    """The findings of ``paths`` (log dirs or partition dirs), all read and checked in one job: each row carries
+    its log dir, so replicas of one partition in several log dirs stay apart. The views are persisted while the
+    checks run (several checks read each view) and unpersisted after. ``records=True`` (the default) decodes the
+    records too: damage under a right CRC (a payload that does not decompress, a record that does not decode) is
+    found only so, and the transaction index is checked against the control records' types."""
     paths = [paths] if isinstance(paths, str) else list(paths)
     if not paths:
         raise ValueError("validate: give at least one log dir or partition dir")
-    for path in paths:
-        views = read_views(spark, path, records=records, **options)
-        if records:  # of the control records, only these columns are read
-            views["records"] = views["records"].select(*KEYS, "offset", "isControl", "producerId", "controlType",
-                                                       "problem")
-        cached = {k: v.persist() for k, v in views.items()}
-        try:
-            yield from index_findings(spark, cached, log_dirs_of([path])).collect()
-        finally:
-            for v in cached.values():
-                v.unpersist()
+    views = read_views(spark, paths, records=records, **options)
+    if records:  # of the control records, only these columns are read
+        views["records"] = views["records"].select(*KEYS, "offset", "isControl", "producerId", "controlType",
+                                                   "problem")
+    cached = {k: v.persist() for k, v in views.items()}
+    try:
+        yield from index_findings(spark, cached, log_dirs_of(paths)).collect()
+    finally:
+        for v in cached.values():
+            v.unpersist()
 
 
 def validate(spark: SparkSession, paths: Sequence[str] | str, *, records: bool = True, **options: str) -> DataFrame:

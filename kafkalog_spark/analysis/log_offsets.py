@@ -16,14 +16,15 @@ from pyspark.sql.types import ArrayType, IntegerType, LongType, ShortType, Strin
 from ..config.topic_configs import ConfigSource
 from .compaction import (
     _batch_rows,
-    _check_one_copy,
     _collect_context,
     _partition_input,
     _problem_rows,
     _record_rows,
     _segment_listing,
+    partition_markers,
     resolve_settings,
 )
+from .keys import PARTITION
 
 OPEN_TRANSACTION = StructType([
     StructField("producerId", LongType()),
@@ -52,12 +53,11 @@ LOG_OFFSETS = StructType([
 
 def log_offsets(records: DataFrame, batches: DataFrame, segments: DataFrame, partition_files: DataFrame,
                 configs: ConfigSource, now_ms: int) -> DataFrame:
-    """One row per partition with segments (schema :data:`LOG_OFFSETS`), from the views of one broker's log dirs
-    (a partition in two of the dirs given is a ValueError, as for the compaction preview). ``configs``: the topics'
+    """One row per partition with segments in each log dir (schema :data:`LOG_OFFSETS`), from the views of those
+    log dirs. ``configs``: the topics'
     effective configs (producer.id.expiration.ms decides which producers a loading broker keeps); ``now_ms``:
     the load time to assume."""
     listing = _segment_listing(segments)
-    _check_one_copy(listing)
     names = sorted({r.topic for r in listing if r.topic is not None})
     spark = segments.sparkSession
     if not names:
@@ -68,12 +68,8 @@ def log_offsets(records: DataFrame, batches: DataFrame, segments: DataFrame, par
     live = batches.where(F.col("snapshotEndOffset").isNull())
     rows = (_batch_rows(live).unionByName(_record_rows(controls), allowMissingColumns=True)
             .unionByName(_problem_rows(live), allowMissingColumns=True))
-    markers = spark.createDataFrame([(t, p) for (t, p), c in context.items() if c["segments"]],
-                                    "topic string, partition int").withColumn("kind", F.lit("partition"))
-    rows = rows.unionByName(markers, allowMissingColumns=True)
-    dirs = {(r.topic, r.partition): r.logFile.rsplit("/", 2)[0] for r in listing if r.logFile and r.status == "live"}
-    return rows.groupBy("topic", "partition").applyInArrow(_offsets_function(context, settings, dirs, int(now_ms)),
-                                                           LOG_OFFSETS)
+    rows = rows.unionByName(partition_markers(spark, context), allowMissingColumns=True)
+    return rows.groupBy(*PARTITION).applyInArrow(_offsets_function(context, settings, int(now_ms)), LOG_OFFSETS)
 
 
 def _open_transactions(batches: list, open_txns: dict[int, int]) -> list[dict]:
@@ -91,22 +87,22 @@ def _open_transactions(batches: list, open_txns: dict[int, int]) -> list[dict]:
     return out
 
 
-def _offsets_function(context: dict, settings: dict, dirs: dict, now_ms: int):
+def _offsets_function(context: dict, settings: dict, now_ms: int):
     def run(key, table):
         import pyarrow as pa
 
         from ..schemas import arrow_schema
         from .cleaner import LogSegments, load_offsets, place_batches
 
-        topic, partition = key[0].as_py(), key[1].as_py()
-        c = context.get((topic, partition))
+        log_dir, topic, partition = (k.as_py() for k in key)
+        c = context.get((log_dir, topic, partition))
         if c is None or not c["segments"]:
             return pa.Table.from_pylist([], schema=arrow_schema(LOG_OFFSETS))
-        inp = _partition_input(table, (topic, partition), c, settings[topic])
+        inp = _partition_input(table, (log_dir, topic, partition), c, settings[topic])
         segs = LogSegments(inp.segments)
         ordered, _ = place_batches(inp.batches, segs)
         offsets, state = load_offsets(inp, segs, ordered, now_ms)
-        row = {"logDir": dirs.get((topic, partition)), "topic": topic, "partition": partition,
+        row = {"logDir": log_dir, "topic": topic, "partition": partition,
                "logStartOffset": offsets.log_start,
                "logEndOffset": offsets.log_end, "highWatermark": offsets.high_watermark,
                "highWatermarkSource": offsets.high_watermark_source, "lastStableOffset": offsets.last_stable,

@@ -50,6 +50,7 @@ from .finding_columns import (
     sibling_file,
     text,
 )
+from .keys import PARTITION
 
 TXN_ENTRY = transaction_index.ENTRY_SIZE
 SNAPSHOT_HEADER, SNAPSHOT_ENTRY = producer_snapshot.HEADER_SIZE, producer_snapshot.ENTRY_SIZE
@@ -60,7 +61,7 @@ LINE_POSITIONS = "file string, topic string, partition int, linePosition long"
 def log_ranges(summary: DataFrame) -> DataFrame:
     """Per partition (from the segment summary): logStart (first live segment's base offset), logEnd (the next
     offset to write: after the last batch, or the active segment's base offset) and the segment bases."""
-    return summary.groupBy("topic", "partition").agg(
+    return summary.groupBy(*PARTITION).agg(
         F.min("segmentBaseOffset").alias("logStart"),
         F.greatest(F.max("maxLast") + 1, F.max("segmentBaseOffset")).alias("logEnd"),
         F.collect_set("segmentBaseOffset").alias("bases"))
@@ -68,7 +69,7 @@ def log_ranges(summary: DataFrame) -> DataFrame:
 
 def txn_findings(views: Mapping[str, DataFrame], live: DataFrame) -> list[DataFrame]:
     txn = (ok(views["partition_files"]).where("fileType = 'txnindex'")
-           .select("topic", "partition", "file", "entry", "producerId", "firstOffset", "lastOffset")
+           .select(*PARTITION, "file", "entry", "producerId", "firstOffset", "lastOffset")
            .withColumn("segmentBaseOffset", base_offset_from_file(F.col("file"))))
     markers = ok(views["batches"]).where("isControl").select(
         *KEYS, F.col("baseOffset").alias("lastOffset"), F.col("producerId").alias("markerProducerId"),
@@ -111,7 +112,7 @@ def txn_findings(views: Mapping[str, DataFrame], live: DataFrame) -> list[DataFr
 
 
 def aborted_data_remains(aborts: DataFrame, batches: DataFrame) -> DataFrame:
-    """The ABORT markers (``topic, partition, lastOffset, markerProducerId``) whose transaction still has data
+    """The ABORT markers (``logDir, topic, partition, lastOffset, markerProducerId``) whose transaction still has data
     batches in the log: those after the producer's previous marker and before this one.
 
     Only those need a `.txnindex` entry. The broker appends one when it writes the marker, but the cleaner
@@ -120,13 +121,13 @@ def aborted_data_remains(aborts: DataFrame, batches: DataFrame) -> DataFrame:
     once an earlier pass removed the aborted batches, the kept marker stands without an entry: read_committed
     has nothing left to skip.
     """
-    producer = ["topic", "partition", "markerProducerId"]
+    producer = [*PARTITION, "markerProducerId"]
     markers = batches.where("isControl").select(
-        "topic", "partition", F.col("producerId").alias("markerProducerId"), F.col("baseOffset").alias("lastOffset"))
+        *PARTITION, F.col("producerId").alias("markerProducerId"), F.col("baseOffset").alias("lastOffset"))
     previous = F.lag("lastOffset").over(Window.partitionBy(*producer).orderBy("lastOffset"))
     markers = markers.withColumn("previousMarker", F.coalesce(previous, F.lit(-1)))
     data = batches.where("isTransactional AND NOT isControl").select(
-        "topic", "partition", F.col("producerId").alias("markerProducerId"), F.col("baseOffset").alias("dataBase"))
+        *PARTITION, F.col("producerId").alias("markerProducerId"), F.col("baseOffset").alias("dataBase"))
     with_previous = aborts.join(markers, [*producer, "lastOffset"])
     a, d = with_previous.alias("a"), data.alias("d")
     remains = [F.col(f"a.{c}") == F.col(f"d.{c}") for c in producer] + [
@@ -137,7 +138,7 @@ def aborted_data_remains(aborts: DataFrame, batches: DataFrame) -> DataFrame:
 def file_findings(views: Mapping[str, DataFrame], ranges: DataFrame, line_positions: DataFrame) -> DataFrame:
     """Producer snapshots and root checkpoint entries against the log's offsets."""
     rows = (ok(views["partition_files"]).where(F.col("fileType").isin("producer-snapshot", *OFFSET_CHECKPOINT_FILES))
-            .join(F.broadcast(ranges), ["topic", "partition"])
+            .join(F.broadcast(ranges), PARTITION)
             .join(F.broadcast(line_positions), ["file", "topic", "partition"], "left"))
     offset, start, end, kind = F.col("offset"), F.col("logStart"), F.col("logEnd"), F.col("fileType")
     snapshot = kind == "producer-snapshot"
@@ -178,13 +179,13 @@ _SPECIAL = {
 }
 
 
-def _row(tp: tuple, severity: str, check: str, file: str, position: int = -1, expected: str | None = None,
-         found: str | None = None, detail: str | None = None) -> dict:
+def _row(log_dir: str, tp: tuple, severity: str, check: str, file: str, position: int = -1,
+         expected: str | None = None, found: str | None = None, detail: str | None = None) -> dict:
     return finding_row(tp[0], tp[1], severity, check, file, position=position, expected=expected, found=found,
-                       detail=detail)
+                       detail=detail, log_dir=log_dir)
 
 
-def _checkpoint(path: str, rows: list[dict], positions: list[tuple]) -> dict | None:
+def _checkpoint(log_dir: str, path: str, rows: list[dict], positions: list[tuple]) -> dict | None:
     """Entries of one root offset checkpoint by topic-partition, with line positions; its findings to rows."""
     from ..log.checkpoints import DEFAULT_MAX_CHECKPOINT_BYTES, OffsetCheckpointFile, decode_lines
     from ..log.files import read_capped
@@ -195,7 +196,7 @@ def _checkpoint(path: str, rows: list[dict], positions: list[tuple]) -> dict | N
     if any(f.kind == "missing_file" for f in found):
         return None
     cp = OffsetCheckpointFile.from_bytes(data, path) if data is not None else OffsetCheckpointFile(path)
-    rows += [_row((None, None), str(f.severity), f.kind, f.file, f.position, detail=f.detail)
+    rows += [_row(log_dir, (None, None), str(f.severity), f.kind, f.file, f.position, detail=f.detail)
              for f in found + cp.findings]
     entries = {}
     for line in decode_lines(path, data or b"", [])[2:]:
@@ -226,23 +227,23 @@ def root_checkpoints(spark: SparkSession, log_dirs: Sequence[str]) -> tuple[Data
                 present.add((tp.topic, tp.partition))
             else:
                 severity, why = _SPECIAL[tp.kind]
-                rows.append(_row((tp.topic, tp.partition), severity, "special_partition_dir",
+                rows.append(_row(root, (tp.topic, tp.partition), severity, "special_partition_dir",
                                  f"{root}/{info.base_name}", found=f"-{tp.kind} directory", detail=why))
         for name in OFFSET_CHECKPOINT_FILES:
             path = f"{root}/{name}"
-            entries = _checkpoint(path, rows, positions)
+            entries = _checkpoint(root, path, rows, positions)
             if entries is None:
                 continue
             for tp, pos in sorted(entries.items()):
                 if tp not in present:
-                    rows.append(_row(tp, "warning", "checkpoint_missing_partition", path, pos,
+                    rows.append(_row(root, tp, "warning", "checkpoint_missing_partition", path, pos,
                                      f"a directory {tp[0]}-{tp[1]} in {root}", "none",
                                      f"{name} names a partition this log dir does not hold (deleted, moved, or a "
                                      "partial copy of the log dir)"))
             if name == RECOVERY_POINT_OFFSET_CHECKPOINT:
                 for tp in sorted(present - entries.keys()):
                     if tp[0] != METADATA_TOPIC:
-                        rows.append(_row(tp, "info", "recovery_point_missing", path, -1,
+                        rows.append(_row(root, tp, "info", "recovery_point_missing", path, -1,
                                          f"a line for {tp[0]} {tp[1]}", "none",
                                          "without a recovery point the broker recovers the whole log (from offset "
                                          "0) after an unclean shutdown"))

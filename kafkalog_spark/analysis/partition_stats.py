@@ -11,6 +11,7 @@ from ..log.checkpoints import (
     RECOVERY_POINT_OFFSET_CHECKPOINT,
     REPLICATION_OFFSET_CHECKPOINT,
 )
+from .keys import LOG_DIR, PARTITION
 
 # The broker holds an open handle on every segment's .log and its mapped indexes, closed segments too.
 FILES_PER_SEGMENT = 3
@@ -25,18 +26,18 @@ CHECKPOINT_COLUMNS = {
 
 def _checkpoints(partition_files: DataFrame) -> DataFrame:
     offsets = (partition_files.where(F.col("problem").isNull() & F.col("fileType").isin(*CHECKPOINT_COLUMNS))
-               .groupBy("topic", "partition").pivot("fileType", list(CHECKPOINT_COLUMNS)).agg(F.max("offset")))
+               .groupBy(*PARTITION).pivot("fileType", list(CHECKPOINT_COLUMNS)).agg(F.max("offset")))
     for name, column in CHECKPOINT_COLUMNS.items():
         offsets = offsets.withColumnRenamed(name, column)
     topic_ids = (partition_files.where("fileType = 'partition.metadata'")
-                 .groupBy("topic", "partition").agg(F.first("topicId").alias("topicId")))
-    return offsets.join(topic_ids, ["topic", "partition"], "full")
+                 .groupBy(*PARTITION).agg(F.first("topicId").alias("topicId")))
+    return offsets.join(topic_ids, PARTITION, "full")
 
 
 def partition_stats(segment_stats: DataFrame, partition_files: DataFrame) -> DataFrame:
-    """One row per partition: segment counts, bytes, the open-file estimate, and the log's offsets:
+    """One row per partition of each log dir: segment counts, bytes, the open-file estimate, and the log's offsets:
     log start (the checkpoint, or the first segment's base), log end, high watermark, recovery point."""
-    agg = segment_stats.groupBy("topic", "partition").agg(
+    agg = segment_stats.groupBy(*PARTITION).agg(
         F.count("*").alias("segments"),
         F.sum("logSize").alias("logBytes"),
         F.sum(F.coalesce("indexSize", F.lit(0)) + F.coalesce("timeIndexSize", F.lit(0))
@@ -52,7 +53,7 @@ def partition_stats(segment_stats: DataFrame, partition_files: DataFrame) -> Dat
         F.sum("tombstones").alias("tombstones"),
         F.sum("invalidBatches").alias("invalidBatches"),
     )
-    out = agg.join(_checkpoints(partition_files), ["topic", "partition"], "left")
+    out = agg.join(_checkpoints(partition_files), PARTITION, "left")
     return out.withColumn(
         "logStartOffset", F.greatest(F.col("firstSegmentBaseOffset"), F.coalesce("logStartOffsetCheckpoint",
                                                                                   F.col("firstSegmentBaseOffset"))))
@@ -60,18 +61,15 @@ def partition_stats(segment_stats: DataFrame, partition_files: DataFrame) -> Dat
 
 def log_dir_stats(partition_stats: DataFrame, segments: DataFrame) -> DataFrame:
     """One row per log dir (the parent of the partition dirs)."""
-    files = segments.where("problem is null").withColumn(
-        "logDir", F.regexp_extract("logFile", r"^(.*)/[^/]+/[^/]+$", 1))
-    stray = files.where("status NOT IN ('live', 'snapshot')").groupBy("logDir").agg(F.count("*").alias("strayLogFiles"))
-    dirs = files.where("status = 'live'").select("topic", "partition", "logDir").distinct()
-    per_dir = (partition_stats.join(dirs, ["topic", "partition"])
-               .groupBy("logDir").agg(
-                   F.countDistinct("topic").alias("topics"),
-                   F.count("*").alias("partitions"),
-                   F.sum("segments").alias("segments"),
-                   F.sum("logBytes").alias("logBytes"),
-                   F.sum("indexBytes").alias("indexBytes"),
-                   F.sum("openFileHandles").alias("openFileHandles"),
-                   F.sum("records").alias("records"),
-               ))
-    return per_dir.join(stray, "logDir", "left").fillna({"strayLogFiles": 0})
+    files = segments.where("problem is null")
+    stray = files.where("status NOT IN ('live', 'snapshot')").groupBy(LOG_DIR).agg(F.count("*").alias("strayLogFiles"))
+    per_dir = partition_stats.groupBy(LOG_DIR).agg(
+        F.countDistinct("topic").alias("topics"),
+        F.count("*").alias("partitions"),
+        F.sum("segments").alias("segments"),
+        F.sum("logBytes").alias("logBytes"),
+        F.sum("indexBytes").alias("indexBytes"),
+        F.sum("openFileHandles").alias("openFileHandles"),
+        F.sum("records").alias("records"),
+    )
+    return per_dir.join(stray, LOG_DIR, "left").fillna({"strayLogFiles": 0})

@@ -58,10 +58,12 @@ from pyspark.sql.types import (
 from ..config import TopicConfig
 from ..config.topic_configs import ConfigSource, TopicConfigs
 from ..log.checkpoints import LOG_START_OFFSET_CHECKPOINT, REPLICATION_OFFSET_CHECKPOINT
+from .keys import LOG_DIR, PARTITION
 
 KRAFT_METADATA_TOPIC = "__cluster_metadata"
 
 PLAN_FIELDS = [
+    StructField("logDir", StringType()),
     StructField("topic", StringType()),
     StructField("partition", IntegerType()),
     StructField("baseOffset", LongType()),
@@ -340,19 +342,18 @@ def _plan_input(segments: DataFrame, batches: DataFrame, partition_files: DataFr
     seg = _ok(segments)
     if "status" in seg.columns:
         seg = seg.where(F.col("status") == "live")
-    seg = seg.select("topic", "partition", "baseOffset", F.col("logSize").alias("size"),
-                     F.regexp_replace("logFile", r"/[^/]+/[^/]+$", "").alias("logDir"),
+    seg = seg.select(*PARTITION, "baseOffset", F.col("logSize").alias("size"),
                      F.unix_millis("logModified").alias("logMtimeMs"),
                      F.col("maxIndexedTimestamp").alias("maxIndexedTimestamp"))
-    stats = (_ok(batches).groupBy("topic", "partition", F.col("segmentBaseOffset").alias("baseOffset"))
+    stats = (_ok(batches).groupBy(*PARTITION, F.col("segmentBaseOffset").alias("baseOffset"))
              .agg(F.max(F.when(F.col("maxTimestamp") >= 0, F.col("maxTimestamp"))).alias("maxBatchTimestamp"),
                   F.max("lastOffset").alias("maxLastOffset")))
     pf = _ok(partition_files)
-    checkpoints = pf.groupBy("topic", "partition").agg(
+    checkpoints = pf.groupBy(*PARTITION).agg(
         F.max(F.when(F.col("fileType") == REPLICATION_OFFSET_CHECKPOINT, F.col("offset"))).alias("hwCheckpoint"),
         F.max(F.when(F.col("fileType") == LOG_START_OFFSET_CHECKPOINT, F.col("offset"))).alias("lsoCheckpoint"))
-    return (seg.join(stats, ["topic", "partition", "baseOffset"], "left")
-            .join(checkpoints, ["topic", "partition"], "left"))
+    return (seg.join(stats, [*PARTITION, "baseOffset"], "left")
+            .join(checkpoints, PARTITION, "left"))
 
 
 def _resolve(configs: ConfigSource, topics: list[str]) -> dict[str, RetentionParams]:
@@ -382,15 +383,14 @@ PartitionPlanner = Callable[[list[dict[str, Any]], int, bool], list[dict[str, An
 
 def partition_planner(segments: DataFrame, batches: DataFrame, partition_files: DataFrame, configs: ConfigSource,
                       what_if_configs: ConfigSource | None = None) -> tuple[DataFrame, PartitionPlanner]:
-    """The plan's input rows (one per live segment, to be grouped by topic and partition) and the function that
+    """The plan's input rows (one per live segment, to be grouped by log dir, topic and partition) and the function that
     plans one partition's group of them: ``planner(rows, as_of_ms, what_if)`` returns :func:`plan_partition`'s
     rows under the current configs, or under ``what_if_configs`` when ``what_if``. Configs are resolved here, on
     the driver, so a bad config fails by name before any task; the planner is plain data and picklable."""
     inputs = _plan_input(segments, batches, partition_files)
-    found = _ok(segments).select("topic", F.regexp_replace("logFile", r"/[^/]+/[^/]+$", "").alias("d")).distinct()
-    pairs = found.collect()
+    pairs = _ok(segments).select("topic", LOG_DIR).distinct().collect()
     topics = sorted({r.topic for r in pairs})
-    root_files = {r.d: _root_checkpoints(r.d) for r in pairs if r.d}
+    root_files = {r[LOG_DIR]: _root_checkpoints(r[LOG_DIR]) for r in pairs if r[LOG_DIR]}
     params = {False: _resolve(configs, topics)}
     if what_if_configs is not None:
         params[True] = _resolve(what_if_configs, topics)
@@ -400,9 +400,10 @@ def partition_planner(segments: DataFrame, batches: DataFrame, partition_files: 
         topic, partition = first["topic"], first["partition"]
         segs = [SegmentInput(r["baseOffset"], r["size"] or 0, r["maxBatchTimestamp"], r["maxIndexedTimestamp"],
                              r["logMtimeMs"], r["maxLastOffset"]) for r in records]
-        hw_file, lso_file = root_files.get(first["logDir"], (None, None))
-        return plan_partition(topic, partition, segs, params[what_if][topic], int(as_of_ms), first["hwCheckpoint"],
+        hw_file, lso_file = root_files.get(first[LOG_DIR], (None, None))
+        rows = plan_partition(topic, partition, segs, params[what_if][topic], int(as_of_ms), first["hwCheckpoint"],
                               first["lsoCheckpoint"], hw_file=hw_file, lso_file=lso_file)
+        return [{LOG_DIR: first[LOG_DIR], **row} for row in rows]
 
     return inputs, planner
 
@@ -427,7 +428,7 @@ def _run(segments: DataFrame, batches: DataFrame, partition_files: DataFrame, co
                     row["whatIf" + c[0].upper() + c[1:]] = alt[c]
         return pa.Table.from_pylist(rows, schema=arrow_schema(schema))
 
-    return inputs.groupBy("topic", "partition").applyInArrow(plan_group, schema=schema)
+    return inputs.groupBy(*PARTITION).applyInArrow(plan_group, schema=schema)
 
 
 def retention_plan(segments: DataFrame, batches: DataFrame, partition_files: DataFrame,
@@ -468,4 +469,4 @@ def partition_summary(plan: DataFrame) -> DataFrame:
         aggs += [F.sum(F.col("whatIfDeletable").cast("int")).alias("whatIfDeletableSegments"),
                  F.sum("whatIfBytesReclaimed").alias("whatIfBytesReclaimed"),
                  F.first("whatIfNewLogStartOffset").alias("whatIfNewLogStartOffset")]
-    return plan.groupBy("topic", "partition").agg(*aggs)
+    return plan.groupBy(*PARTITION).agg(*aggs)

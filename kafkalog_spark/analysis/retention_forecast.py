@@ -13,12 +13,14 @@ from pyspark.sql import DataFrame
 from pyspark.sql.types import IntegerType, LongType, StringType, StructField, StructType
 
 from ..config.topic_configs import ConfigSource
+from .keys import LOG_DIR, PARTITION
 from .retention import partition_planner
 
 DAY_MS = 86_400_000
 FORECAST_DAYS = 14
 
 FORECAST_SCHEMA = StructType([
+    StructField("logDir", StringType()),
     StructField("topic", StringType()),
     StructField("partition", IntegerType()),
     StructField("day", IntegerType()),  # 0: the plan at as_of_ms; d: at as_of_ms + d days
@@ -63,10 +65,11 @@ def retention_forecast(segments: DataFrame, batches: DataFrame, partition_files:
             at = int(as_of_ms) + day * DAY_MS
             n, reclaimed, new_lso = _totals(planner(records, at, False))
             alt = _totals(planner(records, at, True)) if what_if else (None, None, None)
-            out.append({"topic": records[0]["topic"], "partition": records[0]["partition"], "day": day,
+            first = records[0]
+            out.append({LOG_DIR: first[LOG_DIR], "topic": first["topic"], "partition": first["partition"], "day": day,
                         "asOfMs": at, "segments": len(records), "bytes": size, "deletableSegments": n,
                         "bytesReclaimed": reclaimed, "newLogStartOffset": new_lso, "whatIfDeletableSegments": alt[0],
                         "whatIfBytesReclaimed": alt[1], "whatIfNewLogStartOffset": alt[2]})
         return pa.Table.from_pylist(out, schema=arrow_schema(FORECAST_SCHEMA))
 
-    return inputs.groupBy("topic", "partition").applyInArrow(forecast_group, schema=FORECAST_SCHEMA)
+    return inputs.groupBy(*PARTITION).applyInArrow(forecast_group, schema=FORECAST_SCHEMA)

@@ -46,6 +46,7 @@ from pyspark.sql import functions as F
 from ..log import time_index
 from ..log.checkpoints import CLEANER_OFFSET_CHECKPOINT
 from .finding_columns import KEYS, base_offset_from_file, candidate, emit, finding, ok, problems, sibling_file, text
+from .keys import PARTITION
 
 TIME_ENTRY = time_index.ENTRY_SIZE
 ZERO_TAIL_KINDS = ("index_zero_tail", "timeindex_zero_tail")
@@ -70,7 +71,7 @@ def _name(offset: Column) -> Column:
 # not decompress, a record that does not decode). Views repeat each other's findings (segments repeats index,
 # records repeats batches): one row per (partition, kind, file, position), worded by the first view here.
 READER_VIEWS = ("index", "batches", "partition_files", "segments", "records", "record_stats")
-_READER_KEY = ["topic", "partition", "kind", "file", "position"]
+_READER_KEY = [*PARTITION, "kind", "file", "position"]
 
 
 def reader_findings(views: Mapping[str, DataFrame], live: DataFrame) -> DataFrame:
@@ -78,7 +79,7 @@ def reader_findings(views: Mapping[str, DataFrame], live: DataFrame) -> DataFram
     rows = None
     for rank, view in enumerate(READER_VIEWS):
         if view in views:
-            p = problems(views[view]).select("topic", "partition", "problem.*", F.lit(rank).alias("viewRank"))
+            p = problems(views[view]).select(*PARTITION, "problem.*", F.lit(rank).alias("viewRank"))
             rows = p if rows is None else rows.unionByName(p)
     rows = (rows.groupBy(*_READER_KEY).agg(F.min_by(F.struct("severity", "detail"), "viewRank").alias("first"))
             .select(*_READER_KEY, "first.*"))
@@ -143,8 +144,8 @@ def segment_summary(views: Mapping[str, DataFrame], live: DataFrame) -> DataFram
 def segment_findings(views: Mapping[str, DataFrame], s: DataFrame) -> DataFrame:
     """File name vs first batch, gaps to the next segment, the time index's last entry, missing indexes."""
     cleaned = (ok(views["partition_files"]).where(F.col("fileType") == CLEANER_OFFSET_CHECKPOINT)
-               .groupBy("topic", "partition").agg(F.max("offset").alias("cleanerOffset")))
-    s = s.join(F.broadcast(cleaned), ["topic", "partition"], "left")
+               .groupBy(*PARTITION).agg(F.max("offset").alias("cleanerOffset")))
+    s = s.join(F.broadcast(cleaned), PARTITION, "left")
     base, first_base, nxt = F.col("segmentBaseOffset"), F.col("firstBase"), F.col("nextBaseOffset")
     log = dict(file=F.col("logFile"), base_offset=base)
     first = F.coalesce(first_base, F.col("firstLast"))

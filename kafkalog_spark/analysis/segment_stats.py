@@ -13,9 +13,10 @@ from pyspark.sql import functions as F
 
 from ..config.topic_configs import ConfigSource, TopicConfigs
 from ..schemas import KEY_SKETCH_SIZE as DISTINCT_KEYS_K
+from .keys import PARTITION
+from .keys import SEGMENT as KEYS  # the views' names; the output says baseOffset
 from .topic_configs import topic_configs, topics_of
 
-KEYS = ["topic", "partition", "segmentBaseOffset"]  # the views' names; the output says baseOffset
 INT32_MAX = 2**31 - 1
 
 
@@ -107,7 +108,8 @@ def _roll_reason(next_first_size: Column, next_first_ts: Column, next_last_offse
 
 def segment_stats(segments: DataFrame, batches: DataFrame, record_stats: DataFrame,
                   configs: ConfigSource = None) -> DataFrame:
-    """One row per live segment, from the segments, batches and record_stats views of the same paths. ``configs``:
+    """One row per live segment of each log dir, from the segments, batches and record_stats views of the same
+    paths. ``configs``:
     the topics' effective configs (a :class:`~kafkalog_spark.config.TopicConfigs`, or what
     :meth:`~kafkalog_spark.config.TopicConfigs.of` takes; None: Kafka's defaults), for the roll limits
     segment.bytes, segment.ms and segment.index.bytes."""
@@ -118,7 +120,7 @@ def segment_stats(segments: DataFrame, batches: DataFrame, record_stats: DataFra
     limits = (topic_configs(segments.sparkSession, TopicConfigs.of(configs), topics_of(segments))
               .select("topic", "segmentBytes", "segmentMs", "segmentIndexBytes"))
     stats = stats.join(F.broadcast(limits), "topic", "left")
-    nxt = Window.partitionBy("topic", "partition").orderBy("segmentBaseOffset")
+    nxt = Window.partitionBy(*PARTITION).orderBy("segmentBaseOffset")
     stats = stats.withColumn(
         "rollReason",
         _roll_reason(F.lead("firstBatchSize").over(nxt), F.lead("firstBatchMaxTimestamp").over(nxt),
@@ -126,7 +128,7 @@ def segment_stats(segments: DataFrame, batches: DataFrame, record_stats: DataFra
     )
     span = F.col("lastOffset") - F.col("firstOffset") + 1
     return stats.select(
-        "topic", "partition", F.col("segmentBaseOffset").alias("baseOffset"), "isActive", "logFile", "logSize",
+        *PARTITION, F.col("segmentBaseOffset").alias("baseOffset"), "isActive", "logFile", "logSize",
         "indexSize", "timeIndexSize", "txnIndexSize", "logModified",
         F.coalesce("batches", F.lit(0)).alias("batches"),
         F.coalesce("records", F.lit(0)).alias("records"),

@@ -41,13 +41,11 @@ def run_stats(args: argparse.Namespace) -> int:
     check_log_dirs(args.log_dirs, "LOGDIR", getattr(args, "remote", None))
     configs = configs_of(args)  # the roll limits of each topic
     spark = _session(args)
-    rows: list[dict] = []
-    for log_dir in args.log_dirs:  # each on its own: replicas of one partition stay apart
-        progress(f"computing segment statistics of {log_dir}")
-        v = read_views(spark, log_dir, ("segments", "batches", "record_stats"),
-                       includeInternal=str(args.include_internal).lower())
-        stats = segment_stats(v["segments"], v["batches"], v["record_stats"], configs)
-        rows += [{"logDir": log_dir} | r for r in row_dicts(stats.orderBy("topic", "partition", "baseOffset"))]
+    progress("computing segment statistics")
+    v = read_views(spark, args.log_dirs, ("segments", "batches", "record_stats"),
+                   includeInternal=str(args.include_internal).lower())
+    stats = segment_stats(v["segments"], v["batches"], v["record_stats"], configs)  # by log dir: replicas stay apart
+    rows = row_dicts(stats.orderBy("logDir", "topic", "partition", "baseOffset"))
     if args.json:
         print_json(rows)
     else:
@@ -66,7 +64,8 @@ def run_validate(args: argparse.Namespace) -> int:
     spark = _session(args)
     progress("validating indexes, CRCs and files")
     findings = validate(spark, args.log_dirs, records=True, includeInternal=str(args.include_internal).lower())
-    rows = [r.asDict() for r in findings.orderBy("topic", "partition", "baseOffset", "file", "position").collect()]
+    order = ("logDir", "topic", "partition", "baseOffset", "file", "position")
+    rows = [r.asDict() for r in findings.orderBy(*order).collect()]
     partitions = partitions_read(spark, args.log_dirs, args.include_internal) if args.junit else set()
     if not is_sail(spark):  # Sail caches nothing (and refuses the call)
         spark.catalog.clearCache()
