@@ -19,7 +19,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import IntegerType, LongType, StringType, StructField, StructType, TimestampType
 
-from .finding_columns import INDEX_FINDINGS, candidate, emit, text
+from .finding_columns import INDEX_FINDINGS, candidate, emit, log_dir_of_segment_file, text
 
 CONSUMER_POSITIONS = StructType([
     StructField("group", StringType()),
@@ -68,7 +68,8 @@ def consumer_positions(consumer_offsets: DataFrame, log_offsets: DataFrame) -> D
 def position_findings(positions: DataFrame) -> DataFrame:
     """The positions that make a group reset, as findings (schema ``INDEX_FINDINGS``) naming the
     `__consumer_offsets` segment of the commit."""
-    where = {"file": F.col("offsetsFile"), "found": text("committed offset ", F.col("committedOffset"))}
+    where = {"file": F.col("offsetsFile"), "log_dir": log_dir_of_segment_file(F.col("offsetsFile")),
+             "found": text("committed offset ", F.col("committedOffset"))}
     expected = text("an offset in [", F.col("logStartOffset"), ", ", F.col("logEndOffset"), "]")
     out = emit(positions,
                candidate(F.col("position") == "below_log_start", "warning", "group_offset_below_log_start",

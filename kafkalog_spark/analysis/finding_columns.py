@@ -12,7 +12,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import IntegerType, LongType, StringType, StructField, StructType
 
 from ..finding_kinds import Severity, finding_kind
-from .keys import SEGMENT
+from .keys import LOG_DIR, SEGMENT
 
 INDEX_FINDINGS = StructType(
     [
@@ -46,16 +46,18 @@ def _value(v: object, data_type) -> Column:
 def finding(severity: str | Column, check: str | Column, *, file: Column | str | None,
             position: Column | int = -1, base_offset: Column | int | None = None,
             expected: Column | str | None = None, found: Column | str | None = None,
-            detail: Column | str | None = None) -> list[Column]:
+            detail: Column | str | None = None, log_dir: Column | None = None) -> list[Column]:
     """The INDEX_FINDINGS columns for a select: plain values are literals, Columns are expressions;
-    ``logDir``, ``topic`` and ``partition`` come from the DataFrame's own columns. A literal ``check`` must be a kind
-    of the catalogue (:mod:`kafkalog_spark.finding_kinds`), a literal ``severity`` one of its severities."""
+    ``topic`` and ``partition`` come from the DataFrame's own columns, ``logDir`` too unless ``log_dir`` says
+    where it is. A literal ``check`` must be a kind of the catalogue (:mod:`kafkalog_spark.finding_kinds`), a
+    literal ``severity`` one of its severities."""
     if isinstance(check, str):
         finding_kind(check)
     if isinstance(severity, str):
         Severity(severity)
-    values = {"logDir": F.col("logDir"), "topic": F.col("topic"), "partition": F.col("partition"),
-              "baseOffset": base_offset, "severity": severity, "check": check, "file": file,
+    values = {"logDir": F.col(LOG_DIR) if log_dir is None else log_dir, "topic": F.col("topic"),
+              "partition": F.col("partition"), "baseOffset": base_offset, "severity": severity, "check": check,
+              "file": file,
               "position": F.coalesce(_value(position, "long"), F.lit(-1).cast("long")),
               "expected": expected, "found": found, "detail": detail}
     return [_value(values[f.name], f.dataType).alias(f.name) for f in INDEX_FINDINGS]
@@ -86,6 +88,11 @@ def emit(df: DataFrame, *candidates: Column) -> DataFrame:
 def text(*parts: object) -> Column:
     """A string column from literals and Columns (``text("offset ", F.col("offset"))``)."""
     return F.concat(*[p.cast("string") if isinstance(p, Column) else F.lit(str(p)) for p in parts])
+
+
+def log_dir_of_segment_file(file: Column) -> Column:
+    """The log dir a segment file's path is in (``<logDir>/<topic>-<partition>/<file>``)."""
+    return F.regexp_extract(file, r"^(.*)/[^/]+/[^/]+$", 1)
 
 
 def base_offset_from_file(file: Column) -> Column:

@@ -28,7 +28,7 @@ from pyspark.sql.types import (
 )
 
 from ..state.transactions import ONGOING_STATES
-from .finding_columns import INDEX_FINDINGS, candidate, emit, text
+from .finding_columns import INDEX_FINDINGS, candidate, emit, log_dir_of_segment_file, text
 
 MAX_TIMEOUT_MS = 900_000  # transaction.max.timeout.ms's default: no transaction may be open longer
 
@@ -102,7 +102,8 @@ def transaction_findings(open_txns: DataFrame) -> DataFrame:
     (error) or ``transaction_open`` (info)."""
     found = text("producer ", F.col("producerId"), " (", F.coalesce(F.col("transactionalId"), F.lit("no coordinator "
                  "record read")), "), open since offset ", F.col("firstOffset"), " for ", F.col("openMs"), " ms")
-    where = {"file": F.col("logFile"), "position": F.col("position"), "found": found}
+    where = {"file": F.col("logFile"), "log_dir": log_dir_of_segment_file(F.col("logFile")),
+             "position": F.col("position"), "found": found}
     out = emit(open_txns,
                candidate(F.col("status") == "hanging", "error", "transaction_hanging",
                          expected=text("closed within its timeout of ", F.col("timeoutMs"), " ms"),

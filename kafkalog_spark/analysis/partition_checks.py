@@ -179,8 +179,8 @@ _SPECIAL = {
 }
 
 
-def _row(log_dir: str, tp: tuple, severity: str, check: str, file: str, position: int = -1,
-         expected: str | None = None, found: str | None = None, detail: str | None = None) -> dict:
+def _row(tp: tuple, severity: str, check: str, file: str, position: int = -1, expected: str | None = None,
+         found: str | None = None, detail: str | None = None, *, log_dir: str) -> dict:
     return finding_row(tp[0], tp[1], severity, check, file, position=position, expected=expected, found=found,
                        detail=detail, log_dir=log_dir)
 
@@ -196,7 +196,7 @@ def _checkpoint(log_dir: str, path: str, rows: list[dict], positions: list[tuple
     if any(f.kind == "missing_file" for f in found):
         return None
     cp = OffsetCheckpointFile.from_bytes(data, path) if data is not None else OffsetCheckpointFile(path)
-    rows += [_row(log_dir, (None, None), str(f.severity), f.kind, f.file, f.position, detail=f.detail)
+    rows += [_row((None, None), str(f.severity), f.kind, f.file, f.position, detail=f.detail, log_dir=log_dir)
              for f in found + cp.findings]
     entries = {}
     for line in decode_lines(path, data or b"", [])[2:]:
@@ -227,8 +227,8 @@ def root_checkpoints(spark: SparkSession, log_dirs: Sequence[str]) -> tuple[Data
                 present.add((tp.topic, tp.partition))
             else:
                 severity, why = _SPECIAL[tp.kind]
-                rows.append(_row(root, (tp.topic, tp.partition), severity, "special_partition_dir",
-                                 f"{root}/{info.base_name}", found=f"-{tp.kind} directory", detail=why))
+                rows.append(_row((tp.topic, tp.partition), severity, "special_partition_dir",
+                                 f"{root}/{info.base_name}", found=f"-{tp.kind} directory", detail=why, log_dir=root))
         for name in OFFSET_CHECKPOINT_FILES:
             path = f"{root}/{name}"
             entries = _checkpoint(root, path, rows, positions)
@@ -236,16 +236,16 @@ def root_checkpoints(spark: SparkSession, log_dirs: Sequence[str]) -> tuple[Data
                 continue
             for tp, pos in sorted(entries.items()):
                 if tp not in present:
-                    rows.append(_row(root, tp, "warning", "checkpoint_missing_partition", path, pos,
+                    rows.append(_row(tp, "warning", "checkpoint_missing_partition", path, pos,
                                      f"a directory {tp[0]}-{tp[1]} in {root}", "none",
                                      f"{name} names a partition this log dir does not hold (deleted, moved, or a "
-                                     "partial copy of the log dir)"))
+                                     "partial copy of the log dir)", log_dir=root))
             if name == RECOVERY_POINT_OFFSET_CHECKPOINT:
                 for tp in sorted(present - entries.keys()):
                     if tp[0] != METADATA_TOPIC:
-                        rows.append(_row(root, tp, "info", "recovery_point_missing", path, -1,
+                        rows.append(_row(tp, "info", "recovery_point_missing", path, -1,
                                          f"a line for {tp[0]} {tp[1]}", "none",
                                          "without a recovery point the broker recovers the whole log (from offset "
-                                         "0) after an unclean shutdown"))
+                                         "0) after an unclean shutdown", log_dir=root))
     return (spark.createDataFrame(rows, INDEX_FINDINGS),
             spark.createDataFrame(positions, LINE_POSITIONS))

@@ -17,7 +17,15 @@ import argparse
 from .inputs import UsageError, check_log_dirs, configs_of, parse_time
 from .junit import SEVERITY_RANK
 from .output import add_config_arguments, iso_utc, print_json, print_table, progress
-from .runtime import EXIT_FINDINGS, EXIT_OK, spark_session, usage_errors
+from .runtime import (
+    EXIT_FINDINGS,
+    EXIT_OK,
+    add_engine_argument,
+    choose_engine,
+    engine_description,
+    spark_session,
+    usage_errors,
+)
 from .stats import FINDING_COLUMNS
 
 COLUMNS = {
@@ -68,15 +76,16 @@ def _run(args: argparse.Namespace) -> int:
     log_dirs = check_log_dirs(args.log_dirs, "LOGDIR", getattr(args, "remote", None))
     configs = configs_of(args)
     table = TABLES[args.command]
-    progress(f"reading {len(log_dirs)} log dir(s) with a local Spark session")
-    spark = spark_session(args, "kafkalog-cli")
+    engine = choose_engine(args)
+    progress(f"reading {len(log_dirs)} log dir(s) with {engine_description(engine, args)}")
+    spark = spark_session(args, "kafkalog-cli", engine=engine)
     views = read_views(spark, list(args.log_dirs), _views_needed(table))
     progress(f"{args.command} as of {iso_utc(now_ms)}")
     try:
         rows_df, findings = _analyse(spark, table, list(args.log_dirs), configs, now_ms, views)
         rows = [r.asDict(recursive=True) for r in rows_df.collect()]
         found = [r.asDict() for r in findings.collect()]
-    except ValueError as e:  # one partition in two of the given dirs: not one broker's log dirs
+    except ValueError as e:  # an analysis refusing its inputs: a usage mistake, one line
         raise UsageError(str(e)) from e
     if args.json:
         print_json(rows)
@@ -105,6 +114,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                                                         "of one broker; exit 1 on findings at or above --fail-on.")
         p.add_argument("log_dirs", nargs="+", metavar="LOGDIR", help="one broker's log dirs")
         add_config_arguments(p, what_if=False)
+        add_engine_argument(p)
         p.add_argument("--now", metavar="ISO8601|epoch-ms", help="the time to judge at (default: now)")
         p.add_argument("--json", action="store_true", help="JSON Lines: the rows, then the findings "
                                                            '("kind": "finding")')

@@ -1,7 +1,7 @@
 """Snapshots all-or-nothing: a reader sees a snapshot whole or not at all, whenever the writer stops.
 
 A run writes its rows into every table first, each row tagged with the snapshot id and the run's own id
-(``runId``, a fresh random hex), by plain appends: one Delta commit per table (and per group of log dirs),
+(``runId``, a fresh random hex), by plain appends: one Delta commit per table,
 with no predicate. Only then does it append one row to the manifest table ``snapshots`` (snapshotId, runId,
 snapshotTime, committedTime, tables): that commit is the moment the snapshot exists. Readers
 (:func:`read_table`) go through the manifest and keep, for each snapshot id, the rows of its latest
