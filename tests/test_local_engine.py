@@ -145,6 +145,17 @@ def test_a_small_dir_prints_the_same_stats_on_both_engines(spark, capsys) -> Non
 
 
 @pytest.mark.engines  # minutes: make test-engines
+@pytest.mark.parametrize("command", ["consumer-positions", "open-transactions", "catalog-checks"])
+@pytest.mark.parametrize("version", ["3.9.2", "4.4.0"])
+def test_the_internal_topic_commands_print_the_same_on_both_engines(spark, command: str, version: str,
+                                                                     capsys) -> None:
+    """What the internal topics say, from the internal corpus (real brokers' groups, transactions and metadata; a
+    producer killed mid-transaction, so open-transactions finds and exits 1)."""
+    broker = ROOT / "data" / "samples-internal" / version / "broker"
+    _same_on_both_engines([command, str(broker), "--now", str(AS_OF), "--json"], capsys)
+
+
+@pytest.mark.engines  # minutes: make test-engines
 @pytest.mark.parametrize("command", [["stats"], ["validate"], ["validate", "--fail-on", "warning", "--all"]])
 def test_the_commands_print_the_same_json_and_exit_the_same(spark, inputs, command: list[str], capsys) -> None:
     dirs, _ = inputs
