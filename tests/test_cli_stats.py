@@ -27,6 +27,18 @@ def test_stats_rows(spark, samples: Path, capsys) -> None:
     assert all({"batches", "logSize", "bytesOnDisk", "codecMix"} <= r.keys() for r in rows)
 
 
+def test_stats_of_one_partition_in_two_log_dirs_keeps_the_copies_apart(spark, samples: Path, capsys) -> None:
+    """live-copy-0 as the broker left it and as copied from it while running: read together, each copy's rows are
+    those of its log dir read alone, and the table says whose they are."""
+    copies = [samples / "broker" / "live-copy-0", samples / "live-copy" / "live-copy-0"]
+    code, rows = run_json(capsys, "stats", *map(str, copies))
+    alone = [run_json(capsys, "stats", str(c))[1] for c in copies]
+    assert code == 0 and rows == alone[0] + alone[1]
+    assert [r["logDir"] for r in rows] == [str(c.parent) for c in copies for _ in alone[copies.index(c)]]
+    assert main(["stats", *map(str, copies)]) == 0
+    assert capsys.readouterr().out.split()[0] == "logDir"
+
+
 def test_validate_passes_the_clean_corpus(spark, samples: Path, tmp_path: Path, capsys) -> None:
     junit = tmp_path / "report.xml"
     code, rows = run_json(capsys, "validate", str(samples / "broker"), "--junit", str(junit))

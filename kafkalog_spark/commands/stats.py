@@ -49,7 +49,7 @@ def run_stats(args: argparse.Namespace) -> int:
     if args.json:
         print_json(rows)
     else:
-        print_table(rows, STATS_COLUMNS)
+        print_table(rows, (["logDir"] if len(args.log_dirs) > 1 else []) + STATS_COLUMNS)  # whose segment
     return EXIT_OK
 
 
