@@ -101,9 +101,13 @@ def run(job: str, n: int, driver_memory: str) -> dict:
                 {json.dumps(v) for v in per_dir.values()}) == 1, "errors": sum(r["severity"] == "error" for r in rows)}
         else:
             tables = nightly_tables(spark, dirs, f"{tmp}/wh", "many")
+            job_seconds = time.monotonic() - start
             per_dir = rows_by_dir(tables, dirs)
+            alone_start = time.monotonic()
             alone = rows_by_dir(nightly_tables(spark, dirs[:1], f"{tmp}/wh-alone", "alone"), dirs[:1])
-            out = {"segment_stats_rows": tables["segment_stats"].count(),
+            out = {"job_seconds": round(job_seconds, 1),
+                   "one_dir_alone_seconds": round(time.monotonic() - alone_start, 1),
+                   "segment_stats_rows": tables["segment_stats"].count(),
                    "log_dirs_in_segment_stats": tables["segment_stats"].select("logDir").distinct().count(),
                    "same_rows_in_every_dir": len({json.dumps(v) for v in per_dir.values()}) == 1,
                    "rows_as_one_dir_alone": per_dir[dirs[0]] == alone[dirs[0]],
