@@ -359,6 +359,22 @@ def test_cli_bad_config_exits_2_naming_the_key(samples: Path, tmp_path: Path, ca
     assert err.startswith("kafkalog retention-plan: error: ") and message in err
 
 
+def test_cli_one_partition_in_two_log_dirs_is_planned_in_each(spark, samples: Path, capsys) -> None:
+    """live-copy-0 as the broker left it and as copied while it ran: two logs, each with its own plan and summary
+    line, named by its log dir; each the same as its dir's alone."""
+    copies = [samples / "broker" / "live-copy-0", samples / "live-copy" / "live-copy-0"]
+
+    def summaries(*paths: Path) -> list[str]:
+        args = cli(*map(str, paths), "--as-of", "2030-01-01T00:00:00Z")
+        assert args.func(args) == 0
+        out = capsys.readouterr().out
+        return [line for line in out.splitlines() if "segment(s) deletable" in line]
+
+    both = summaries(*copies)
+    alone = [summaries(c)[0] for c in copies]
+    assert both == [f"{c.parent}/{line}" for c, line in zip(copies, alone, strict=True)]
+
+
 def test_cli_missing_dir(tmp_path: Path, capsys) -> None:
     args = cli(str(tmp_path / "nope"))
     assert args.func(args) == 2 and "not a directory" in capsys.readouterr().err

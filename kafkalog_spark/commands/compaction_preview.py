@@ -15,7 +15,7 @@ from __future__ import annotations
 import argparse
 
 from .inputs import UsageError, check_log_dirs, configs_of, parse_time
-from .output import add_config_arguments, iso_utc, print_json, print_table, progress
+from .output import add_config_arguments, iso_utc, print_json, print_table, progress, table_columns
 from .runtime import add_engine_argument, choose_engine, engine_description, spark_session, usage_errors
 
 TABLE_COLUMNS = ["topic", "partition", "cleanOrder", "wouldClean", "cleanReason", "dirtyRatio", "firstDirtyOffset",
@@ -40,22 +40,24 @@ def run(args: argparse.Namespace) -> int:
     try:
         preview = preview_log_dirs(spark, list(args.log_dirs), configs, now_ms, simulate_all=args.simulate_all,
                                    include_records=False, topics=args.topics or None)
-    except ValueError as e:  # e.g. one partition in two of the given dirs: the user's choice of dirs
+    except ValueError as e:  # an input the preview refuses, named in the message
         raise UsageError(str(e)) from e
     progress(f"previewing the log cleaner as of {iso_utc(now_ms)}")
-    partitions = [r.asDict(recursive=True) for r in preview.partitions.orderBy("topic", "partition").collect()]
-    segments = ([r.asDict(recursive=True) for r in preview.segments.orderBy("topic", "partition", "baseOffset")
-                 .collect()] if args.segments else [])
+    order = ("logDir", "topic", "partition")
+    partitions = [r.asDict(recursive=True) for r in preview.partitions.orderBy(*order).collect()]
+    segments = ([r.asDict(recursive=True) for r in preview.segments.orderBy(*order, "baseOffset").collect()]
+                if args.segments else [])
     preview.unpersist()
     if args.json:
         print_json(partitions)
         print_json({"kind": "segment"} | s for s in segments)
     else:
         # the delete horizon a pass would stamp on tombstones: a point in time, printed as one
-        print_table([p | {"newDeleteHorizon": p["newDeleteHorizonMs"]} for p in partitions], TABLE_COLUMNS)
+        print_table([p | {"newDeleteHorizon": p["newDeleteHorizonMs"]} for p in partitions],
+                    table_columns(TABLE_COLUMNS, partitions))
         if segments:
             print()
-            print_table(segments, SEGMENT_COLUMNS)
+            print_table(segments, table_columns(SEGMENT_COLUMNS, segments))
     return 0
 
 

@@ -116,6 +116,17 @@ def _cell(column: str, v: object) -> str:
     return str(v).lower() if isinstance(v, bool) else str(_plain(v))
 
 
+def several_log_dirs(rows: Sequence[dict]) -> bool:
+    """Whether ``rows`` come from more than one log dir (replicas of a partition in several dirs are rows of their
+    own, told apart by their ``logDir``)."""
+    return len({r.get("logDir") for r in rows}) > 1
+
+
+def table_columns(columns: list[str], rows: Sequence[dict]) -> list[str]:
+    """A command's table columns for ``rows``, led by ``logDir`` when they come from several log dirs."""
+    return (["logDir"] if several_log_dirs(rows) else []) + columns
+
+
 def print_table(rows: Sequence[dict], columns: Sequence[str], out: TextIO | None = None) -> None:
     out = out or sys.stdout
     cells = [[_cell(c, r.get(c)) for c in columns] for r in rows]

@@ -15,7 +15,7 @@ import sys
 from typing import TextIO
 
 from .inputs import check_log_dirs, configs_of, parse_time
-from .output import add_config_arguments, iso_utc, print_json, print_table, progress
+from .output import add_config_arguments, iso_utc, print_json, print_table, progress, several_log_dirs, table_columns
 from .runtime import add_engine_argument, choose_engine, engine_description, spark_session, usage_errors
 
 PROG = "kafkalog retention-plan"
@@ -44,15 +44,16 @@ def parse_as_of(text: str | None) -> int:
     return parse_time(text, "--as-of")
 
 
-def _summary(rows: list[dict], what_if: bool, out) -> None:
-    partitions: dict[tuple[str, int], list[dict]] = {}
-    for r in rows:
-        partitions.setdefault((r["topic"], r["partition"]), []).append(r)
+def _summary(rows: list[dict], what_if: bool, out, several_dirs: bool = False) -> None:
+    partitions: dict[tuple[str, str, int], list[dict]] = {}
+    for r in rows:  # a replica in each of several log dirs is a log of its own
+        partitions.setdefault((r["logDir"], r["topic"], r["partition"]), []).append(r)
     print(file=out)
-    for (topic, partition), rs in partitions.items():
+    for (log_dir, topic, partition), rs in partitions.items():
         first = rs[0]
         gone = [r for r in rs if r["deletable"]]
-        line = (f"{topic}-{partition}: {len(gone)} of {len(rs)} segment(s) deletable, "
+        name = f"{log_dir}/{topic}-{partition}" if several_dirs else f"{topic}-{partition}"
+        line = (f"{name}: {len(gone)} of {len(rs)} segment(s) deletable, "
                 f"{sum(r['size'] for r in gone)} of {sum(r['size'] for r in rs)} bytes; log start offset "
                 f"{first['logStartOffset']} -> {first['newLogStartOffset']}")
         if first["rollsActiveSegment"]:
@@ -93,13 +94,13 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
         plan = retention_what_if(*views, configs, what_if_configs, as_of)
     else:
         plan = retention_plan(*views, configs, as_of)
-    rows = [r.asDict() for r in plan.orderBy("topic", "partition", "baseOffset").collect()]
+    rows = [r.asDict() for r in plan.orderBy("logDir", "topic", "partition", "baseOffset").collect()]
     if args.json:
         print_json(rows, out)
         return 0
     what_if = ", ".join(args.what_if)
     print(f"retention plan as of {iso_utc(as_of)}" + (f"; what-if: {what_if}" if what_if else ""), file=out)
     table = [r | {"eligibleAt": r["eligibleAtMs"]} for r in rows]  # print_table shows times as ISO 8601
-    print_table(table, TABLE_COLUMNS + (WHAT_IF_TABLE_COLUMNS if what_if else []), out)
-    _summary(rows, bool(what_if), out)
+    print_table(table, table_columns(TABLE_COLUMNS + (WHAT_IF_TABLE_COLUMNS if what_if else []), rows), out)
+    _summary(rows, bool(what_if), out, several_dirs=several_log_dirs(rows))
     return 0

@@ -11,7 +11,7 @@ import argparse
 
 from .inputs import check_log_dirs, check_output_file, configs_of, local_path
 from .junit import SEVERITY_RANK, junit_xml, partitions_read
-from .output import add_config_arguments, print_json, print_table, progress, row_dicts
+from .output import add_config_arguments, print_json, print_table, progress, row_dicts, table_columns
 from .runtime import (
     EXIT_FINDINGS,
     EXIT_OK,
@@ -49,7 +49,7 @@ def run_stats(args: argparse.Namespace) -> int:
     if args.json:
         print_json(rows)
     else:
-        print_table(rows, (["logDir"] if len(args.log_dirs) > 1 else []) + STATS_COLUMNS)  # whose segment
+        print_table(rows, table_columns(STATS_COLUMNS, rows))
     return EXIT_OK
 
 
