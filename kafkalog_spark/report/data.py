@@ -15,13 +15,14 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.window import Window
 
+from ..analysis.keys import PARTITION as PARTITION_KEYS
+
 Rows = list[dict[str, Any]]
 SEVERITIES = ("error", "warning", "info")
 # The tables the report reads, by the nightly job's names.
 REPORT_TABLES = ("partition_stats", "segment_stats", "index_findings", "retention_forecast", "compaction_preview")
 # The internal topics' tables: shown when the snapshot has them (snapshots written before they existed do not).
 STATE_REPORT_TABLES = ("consumer_positions", "open_transactions")
-PARTITION_KEYS = ["logDir", "topic", "partition"]
 # The forecast days a table shows (the chart shows every day of the forecast).
 FORECAST_COLUMNS_DAYS = (0, 1, 7)
 
