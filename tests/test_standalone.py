@@ -94,5 +94,7 @@ def test_nightly_job_on_the_cluster_equals_a_local_session(cluster, spark, log_d
         only_cluster = [r for r in on_cluster if r not in on_local][:3]
         only_local = [r for r in on_local if r not in on_cluster][:3]
         assert on_cluster == on_local, f"{table}: cluster only {only_cluster}, local only {only_local}"
-        if table not in ("index_findings",):
+        # the copied partitions are sound and no transaction is left open in them (their broker shut down
+        # cleanly): those two tables are empty on both, every other table has rows
+        if table not in ("index_findings", "open_transactions"):
             assert on_cluster, table
