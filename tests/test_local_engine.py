@@ -145,6 +145,24 @@ def test_a_small_dir_prints_the_same_stats_on_both_engines(spark, capsys) -> Non
 
 
 @pytest.mark.engines  # minutes: make test-engines
+@pytest.mark.parametrize("extra", [[], ["--include-internal"]])
+def test_the_report_from_log_dirs_is_the_same_page_on_both_engines(spark, extra: list[str], tmp_path: Path) -> None:
+    """The report straight from a log dir: the same analyses, so the same page, byte for byte."""
+    pages = {}
+    for engine in ("local", "spark"):
+        out = tmp_path / f"{engine}.html"
+        args = ["report", str(SAMPLES / "broker"), *extra, "--as-of", str(AS_OF), "-o", str(out), "--engine", engine]
+        if engine == "local":
+            done = _local("-m", "kafkalog_spark.cli", *args)
+            assert done.returncode == 0, done.stderr[-3000:]
+        else:
+            assert main(args) == 0
+        pages[engine] = out.read_bytes()
+    assert pages["local"] == pages["spark"]
+    assert b"tutorial-segments" in pages["spark"] and (b"__consumer_offsets" in pages["spark"]) == bool(extra)
+
+
+@pytest.mark.engines  # minutes: make test-engines
 @pytest.mark.parametrize("command", ["consumer-positions", "open-transactions", "catalog-checks"])
 @pytest.mark.parametrize("version", ["3.9.2", "4.4.0"])
 def test_the_internal_topic_commands_print_the_same_on_both_engines(spark, command: str, version: str,
@@ -199,6 +217,9 @@ def test_local_engine_usage_mistakes_are_one_line_and_exit_2(samples: Path, caps
         main(["validate", str(samples / "legacy"), "--engine", "jvm"])
     assert e.value.code == 2
     assert "argument --engine: invalid choice: 'jvm'" in capsys.readouterr().err
+    assert main(["report", "--warehouse", str(samples), "--engine", "local"]) == 2
+    assert capsys.readouterr().err.strip().splitlines() == [
+        "kafkalog report: error: --engine local reads LOGDIRs: the Delta tables are read with Spark"]
 
 
 def _main(out: str, dirs: str, together: str, engine: str = "local") -> None:

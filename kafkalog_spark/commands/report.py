@@ -15,7 +15,7 @@ import datetime as dt
 
 from .inputs import UsageError, check_log_dirs, check_output_file, configs_of, parse_time
 from .output import add_config_arguments, progress
-from .runtime import EXIT_OK, spark_session, usage_errors
+from .runtime import EXIT_OK, add_engine_argument, choose_engine, engine_description, spark_session, usage_errors
 
 PROG = "kafkalog report"
 DEFAULT_OUTPUT = "kafkalog-report.html"
@@ -39,6 +39,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     add_config_arguments(logs)
     logs.add_argument("--as-of", metavar="ISO8601|epoch-ms", help="the report's time (default: now)")
     logs.add_argument("--include-internal", action="store_true", help="also report internal topics")
+    add_engine_argument(logs)
     p.add_argument("--top", type=int, default=20, metavar="N", help="topics and partitions in charts (default 20)")
     p.add_argument("--title", default="kafkalog report", help="the page's title")
     p.set_defaults(func=run)
@@ -52,6 +53,8 @@ def _from_tables(args: argparse.Namespace):
 
     if args.warehouse and args.schema:
         raise UsageError("--warehouse and --schema: give one of them, not both")
+    if args.engine == "local":
+        raise UsageError("--engine local reads LOGDIRs: the Delta tables are read with Spark")
     location = table_location(args.warehouse, args.schema)
     if args.config:
         config = load_config_file(args.config, {"location": location})
@@ -81,8 +84,9 @@ def _from_log_dirs(args: argparse.Namespace):
     configs = configs_of(args)
     alternative = configs_of(args, args.what_if) if args.what_if else None
     started = dt.datetime.fromtimestamp(parse_time(args.as_of, "--as-of") / 1000, dt.UTC)
-    spark = spark_session(args, "kafkalog-report")
-    progress(f"analysing {len(args.log_dirs)} log dir(s)")
+    engine = choose_engine(args)
+    progress(f"analysing {len(args.log_dirs)} log dir(s) with {engine_description(engine, args)}")
+    spark = spark_session(args, "kafkalog-report", engine=engine)
     cached: list = []
     tables = analyse(spark, args.log_dirs, started, configs, alternative, cached,
                      include_internal=args.include_internal)
