@@ -276,7 +276,7 @@ def compute(spark: SparkSession, views: dict[str, DataFrame], configs: TopicConf
     compaction = compaction_preview(views["records"], views["batches"], views["segments"], views["partition_files"],
                                     configs, now_ms, include_records=False)
     # each log dir's topics with their effective configs (the configs are per topic, the table per log dir)
-    dir_topics = _ok(views["segments"]).select("logDir", "topic").distinct()
+    dir_topics = views["segments"].where("problem is null").select("logDir", "topic").distinct()
     topic_rows = topic_configs_table(spark, configs, topics_of(views["segments"])).join(dir_topics, "topic")
     segments = segment_stats(views["segments"], views["batches"], views["record_stats"], configs)
     partitions = partition_stats(segments, views["partition_files"])
@@ -342,10 +342,6 @@ def summary(tables: dict[str, DataFrame]) -> DataFrame:
     findings = (tables["index_findings"].groupBy(*keys).pivot("severity", ["error", "warning", "info"]).count()
                 .fillna(0))
     return per_topic.join(findings, keys, "left").fillna(0).orderBy(*keys)
-
-
-def _ok(df: DataFrame) -> DataFrame:
-    return df.where(F.col("problem").isNull())
 
 
 def _log_dir_first(df: DataFrame) -> DataFrame:

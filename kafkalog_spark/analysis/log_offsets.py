@@ -54,9 +54,8 @@ LOG_OFFSETS = StructType([
 def log_offsets(records: DataFrame, batches: DataFrame, segments: DataFrame, partition_files: DataFrame,
                 configs: ConfigSource, now_ms: int) -> DataFrame:
     """One row per partition with segments in each log dir (schema :data:`LOG_OFFSETS`), from the views of those
-    log dirs. ``configs``: the topics'
-    effective configs (producer.id.expiration.ms decides which producers a loading broker keeps); ``now_ms``:
-    the load time to assume."""
+    log dirs. ``configs``: the topics' effective configs (producer.id.expiration.ms decides which producers a
+    loading broker keeps); ``now_ms``: the load time to assume."""
     listing = _segment_listing(segments)
     names = sorted({r.topic for r in listing if r.topic is not None})
     spark = segments.sparkSession
