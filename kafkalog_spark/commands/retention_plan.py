@@ -44,7 +44,8 @@ def parse_as_of(text: str | None) -> int:
     return parse_time(text, "--as-of")
 
 
-def _summary(rows: list[dict], what_if: bool, out, several_dirs: bool = False) -> None:
+def _summary(rows: list[dict], what_if: bool, out) -> None:
+    several_dirs = several_log_dirs(rows)  # then each line names its log dir too
     partitions: dict[tuple[str, str, int], list[dict]] = {}
     for r in rows:  # a replica in each of several log dirs is a log of its own
         partitions.setdefault((r["logDir"], r["topic"], r["partition"]), []).append(r)
@@ -102,5 +103,5 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     print(f"retention plan as of {iso_utc(as_of)}" + (f"; what-if: {what_if}" if what_if else ""), file=out)
     table = [r | {"eligibleAt": r["eligibleAtMs"]} for r in rows]  # print_table shows times as ISO 8601
     print_table(table, table_columns(TABLE_COLUMNS + (WHAT_IF_TABLE_COLUMNS if what_if else []), rows), out)
-    _summary(rows, bool(what_if), out, several_dirs=several_log_dirs(rows))
+    _summary(rows, bool(what_if), out)
     return 0
