@@ -12,6 +12,7 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
 from ..config.topic_configs import ConfigSource, TopicConfigs
+from ..format.compression import CODEC_LABELS
 from ..schemas import KEY_SKETCH_SIZE as DISTINCT_KEYS_K
 from .keys import PARTITION
 from .keys import SEGMENT as KEYS  # the views' names; the output says baseOffset
@@ -31,17 +32,24 @@ def _approx_distinct(c: Column) -> Column:
     return F.hll_sketch_estimate(F.hll_sketch_agg(c))
 
 
+# Batches per compression codec: the codec is one of the eight labels of its three attribute bits, so counting per
+# label is part of the one aggregation over the batches (no second pass); codecs without a batch are left out.
+_CODEC_COUNTS = [(label, f"_codec{i}") for i, label in enumerate(CODEC_LABELS)]
+
+
+def _codec_mix() -> Column:
+    return F.map_from_entries(F.array_compact(F.array(*[
+        F.when(F.col(name) > 0, F.struct(F.lit(label).alias("compresscodec"), F.col(name).alias("count")))
+        for label, name in _CODEC_COUNTS])))
+
+
 def _batch_stats(batches: DataFrame) -> DataFrame:
-    b = _ok(batches)
-    first = Window.partitionBy(*KEYS).orderBy("position")
-    firsts = (b.withColumn("_n", F.row_number().over(first)).where("_n = 1")
-              .select(*KEYS, F.col("size").alias("firstBatchSize"),
-                      F.col("maxTimestamp").alias("firstBatchMaxTimestamp"),
-                      F.col("lastOffset").alias("firstBatchLastOffset")))
-    codec_mix = (b.groupBy(*KEYS, "compresscodec").count()
-                 .groupBy(*KEYS).agg(F.map_from_entries(F.collect_list(F.struct("compresscodec", "count")))
-                                     .alias("codecMix")))
-    agg = b.groupBy(*KEYS).agg(
+    """Per segment, its batches' aggregates, in one pass over the batches view (a pass decodes it again when it is
+    not cached): the first batch is the one at the smallest position."""
+    first = F.min(F.struct(F.col("position"), F.col("size").alias("firstBatchSize"),
+                           F.col("maxTimestamp").alias("firstBatchMaxTimestamp"),
+                           F.col("lastOffset").alias("firstBatchLastOffset")))
+    agg = _ok(batches).groupBy(*KEYS).agg(
         F.count("*").alias("batches"),
         F.sum("count").alias("declaredRecords"),
         F.min(F.coalesce("baseOffset", "lastOffset")).alias("firstOffset"),
@@ -57,8 +65,11 @@ def _batch_stats(batches: DataFrame) -> DataFrame:
         F.sum((F.col("count") == 0).cast("int")).alias("emptyBatches"),
         F.sum(F.col("deleteHorizonMs").isNotNull().cast("int")).alias("deleteHorizonBatches"),
         _approx_distinct(F.when(F.col("producerId") >= 0, F.col("producerId"))).alias("producerIds"),
+        *[F.sum((F.col("compresscodec") == label).cast("long")).alias(name) for label, name in _CODEC_COUNTS],
+        first.alias("_first"),
     )
-    return agg.join(firsts, KEYS).join(codec_mix, KEYS)
+    return agg.select("*", _codec_mix().alias("codecMix"), "_first.firstBatchSize", "_first.firstBatchMaxTimestamp",
+                      "_first.firstBatchLastOffset").drop("_first", *[name for _, name in _CODEC_COUNTS])
 
 
 def _distinct_keys(hashes: Column) -> Column:

@@ -12,7 +12,7 @@ import pyarrow as pa
 from ..findings import Finding
 from ..schemas import BATCHES, RECORDS, arrow_schema
 from . import arrow
-from .compression import CODEC_NAMES
+from .compression import CODEC_LABELS
 from .crc import crc32c
 from .legacy import LegacyFormatError, LegacyMessage, parse_message
 from .native import crc32c_ranges, use_crc
@@ -20,8 +20,6 @@ from .scan import V2_HEADER_SIZE, parse_v2_headers
 
 INT32_MAX = 2**31 - 1
 TIMESTAMP_TYPES = ("CreateTime", "LogAppendTime", "NoTimestampType")
-CODEC_LABELS = (*CODEC_NAMES, "unknown(5)", "unknown(6)", "unknown(7)")
-
 ATTR_CODEC = 0x07
 ATTR_LOG_APPEND_TIME = 0x08
 ATTR_TRANSACTIONAL = 0x10

@@ -16,6 +16,8 @@ import numpy as np
 
 # Kafka's own names for the codec ids in the attributes' low three bits.
 CODEC_NAMES = ("none", "gzip", "snappy", "lz4", "zstd")
+# Every value of the three codec bits of a batch's attributes, as the batches view labels it (codec_name's words)
+CODEC_LABELS = (*CODEC_NAMES, "unknown(5)", "unknown(6)", "unknown(7)")
 
 XERIAL_MAGIC = b"\x82SNAPPY\x00"
 LZ4_FRAME_MAGIC = b"\x04\x22\x4d\x18"

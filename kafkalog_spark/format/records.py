@@ -21,7 +21,6 @@ import pyarrow.compute as pc
 from ..findings import Finding
 from . import arrow
 from .batches import (
-    CODEC_LABELS,
     TIMESTAMP_TYPES,
     SegmentContext,
     V2Headers,
@@ -33,6 +32,7 @@ from .batches import (
     view_schema,
 )
 from .compression import (
+    CODEC_LABELS,
     DEFAULT_MAX_DECOMPRESSED,
     DOUBLING_LIMIT,
     ByteBuffer,

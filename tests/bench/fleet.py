@@ -18,6 +18,7 @@ once, sampled from /proc. Writes bench-data/results-fleet.json and prints a mark
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import shutil
@@ -50,8 +51,9 @@ class FleetSet:
         return DATA_DIR / f"fleet-{self.name}" / "broker"
 
 
-SETS = {s.name: s for s in (FleetSet("100m", 100 * 10**6, 20), FleetSet("1g", 10**9, 200),
-                            FleetSet("4g", 4 * 10**9, 1000))}
+# 1m, one partition of 1 MB, is each job's fixed cost: the JVM, the session, its queries and commits
+SETS = {s.name: s for s in (FleetSet("1m", 10**6, 1), FleetSet("100m", 100 * 10**6, 20),
+                            FleetSet("1g", 10**9, 200), FleetSet("4g", 4 * 10**9, 1000))}
 
 
 def ensure_set(fleet: FleetSet) -> dict:
@@ -79,12 +81,16 @@ def ensure_set(fleet: FleetSet) -> dict:
 
 
 class PeakMemory:
-    """Peak resident memory of a process tree, sampled from /proc every 0.2 s: the JVM, the Python driver (the
-    root) and the Python workers (everything else), each peak of the group's sum."""
+    """Peak memory of a process tree, sampled from /proc every 0.2 s: the JVM, the Python driver (the root) and the
+    Python workers (everything else), each the peak of the group's sum. The workers are forked from one daemon
+    and share its pages, so their resident sets double-count: ``python_workers`` sums their proportional set
+    sizes (PSS, shared pages split among the sharers), ``python_workers_rss`` their resident sets, and
+    ``python_workers_count`` is the most alive at once."""
 
     def __init__(self, root: int) -> None:
         self.root = root
-        self.peaks = {"jvm": 0, "python_driver": 0, "python_workers": 0}
+        self.peaks = {"jvm": 0, "python_driver": 0, "python_workers": 0, "python_workers_rss": 0}
+        self.most_workers = 0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
@@ -92,21 +98,36 @@ class PeakMemory:
     def stop(self) -> dict[str, int]:
         self._stop.set()
         self._thread.join()
-        return {k: round(v / MIB) for k, v in self.peaks.items()}
+        return {**{k: round(v / MIB) for k, v in self.peaks.items()}, "python_workers_count": self.most_workers}
 
     def _run(self) -> None:
-        page = os.sysconf("SC_PAGE_SIZE")
         while not self._stop.wait(0.2):
             groups = dict.fromkeys(self.peaks, 0)
+            workers = 0
             for pid, name in _descendants(self.root):
-                try:
-                    rss = int(Path(f"/proc/{pid}/statm").read_text().split()[1]) * page
-                except (OSError, IndexError, ValueError):
+                rss, pss = _resident(pid)
+                if rss is None:
                     continue  # ended meanwhile
-                group = "python_driver" if pid == self.root else "jvm" if name == "java" else "python_workers"
-                groups[group] += rss
+                if pid == self.root:
+                    groups["python_driver"] += rss
+                elif name == "java":
+                    groups["jvm"] += rss
+                else:
+                    groups["python_workers"] += pss
+                    groups["python_workers_rss"] += rss
+                    workers += 1
             for k, v in groups.items():
                 self.peaks[k] = max(self.peaks[k], v)
+            self.most_workers = max(self.most_workers, workers)
+
+
+def _resident(pid: int) -> tuple[int | None, int]:
+    """A process's resident and proportional set sizes in bytes (None: it has ended)."""
+    try:
+        fields = dict(line.split(":", 1) for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines()[1:])
+        return int(fields["Rss"].split()[0]) * 1024, int(fields["Pss"].split()[0]) * 1024
+    except (OSError, KeyError, ValueError, IndexError):
+        return None, 0
 
 
 def _descendants(root: int) -> list[tuple[int, str]]:
@@ -161,9 +182,11 @@ def run_job(job: str, log_dir: Path, workdir: Path) -> dict:
 
 def decode_single_process(log_dir: Path) -> dict:
     ours("records", log_dir, end=1 << 20)  # warm-up: the compiled code loaded, the codecs imported
-    started = time.monotonic()
-    records, _ = ours("records", log_dir)
-    return {"seconds": round(time.monotonic() - started, 2), "records": records}
+    rounds, started = 0, time.monotonic()
+    while not rounds or time.monotonic() - started < 0.5:  # a small set is decoded again, for a measurable time
+        records, _ = ours("records", log_dir)
+        rounds += 1
+    return {"seconds": round((time.monotonic() - started) / rounds, 4), "records": records}
 
 
 def bench_set(fleet: FleetSet, jobs: list[str]) -> dict:
@@ -188,8 +211,8 @@ def bench_set(fleet: FleetSet, jobs: list[str]) -> dict:
 
 
 def markdown(results: list[dict]) -> str:
-    lines = ["| set | job | wall s | MB/s | M records/s | vs decode x cores | peak JVM MiB | peak workers MiB |",
-             "|---|---|---:|---:|---:|---:|---:|---:|"]
+    lines = ["| set | job | wall s | MB/s | M records/s | vs decode x cores | peak JVM MiB | peak workers MiB: PSS "
+             "(RSS), most at once |", "|---|---|---:|---:|---:|---:|---:|---:|"]
     for s in results:
         label = f"{s['bytes'] / 1e6:,.0f} MB, {s['partitions']} partitions, {s['records'] / 1e6:.1f} M records"
         d = s["decode_single_process"]
@@ -200,18 +223,41 @@ def markdown(results: list[dict]) -> str:
             m = j["memory_mib"]
             if "failed" in j:
                 why = "out of Java heap" if j.get("out_of_memory") else "failed"
-                lines.append(f"| | {j['job']} | {why} after {j['seconds']} s | | | | {m['jvm']} | "
-                             f"{m['python_workers']} |")
+                lines.append(f"| | {j['job']} | {why} after {j['seconds']} s | | | | {m['jvm']} | {_workers(m)} |")
                 continue
             name = j["job"] + (f" ({j['page_bytes'] / 1e6:.1f} MB page)" if "page_bytes" in j else "")
             lines.append(f"| | {name} | {j['seconds']} | {j['mb_s']} | {j['records_s'] / 1e6:.2f} | "
-                         f"{j['vs_decode_x_cores']} | {m['jvm']} | {m['python_workers']} |")
-    return "\n".join(lines)
+                         f"{j['vs_decode_x_cores']} | {m['jvm']} | {_workers(m)} |")
+    return "\n".join(lines + marginal(results))
+
+
+def marginal(results: list[dict]) -> list[str]:
+    """Each job's throughput on the bytes one set adds to the next smaller one, its fixed cost taken out: what a
+    larger input costs per byte, against the larger set's decode x cores."""
+    by_size = sorted(results, key=lambda s: s["bytes"])
+    lines = []
+    for small, large in itertools.pairwise(by_size):
+        added = large["bytes"] - small["bytes"]
+        before = {j["job"]: j["seconds"] for j in small["jobs"] if "failed" not in j}
+        for j in large["jobs"]:
+            if "failed" in j or j["job"] not in before or j["seconds"] <= before[j["job"]]:
+                continue
+            rate = added / (j["seconds"] - before[j["job"]])
+            lines.append(f"| {small['set']} -> {large['set']} | {j['job']} | {j['seconds'] - before[j['job']]:.1f} "
+                         f"| {rate / 1e6:,.1f} | {rate / 1e6 / large['decode_mb_s_x_cores']:.3f} |")
+    if not lines:
+        return []
+    return ["", "| from set -> set | job | added wall s | added MB/s | vs decode x cores |", "|---|---|---:|---:|---:|",
+            *lines]
+
+
+def _workers(memory: dict) -> str:
+    return f"{memory['python_workers']} ({memory['python_workers_rss']}), {memory['python_workers_count']}"
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--sets", nargs="+", choices=list(SETS), default=["100m", "1g"])
+    ap.add_argument("--sets", nargs="+", choices=list(SETS), default=["1m", "100m", "1g"])
     ap.add_argument("--jobs", nargs="+", choices=("nightly", "report", "stats", "validate"),
                     default=["nightly", "report", "stats", "validate"], help="report needs nightly before it")
     args = ap.parse_args(argv)
