@@ -137,3 +137,28 @@ def test_the_reader_skips_the_data_batches_when_only_control_records_pass(sample
         assert control["offset"].to_pylist() == [o for o, c in zip(full["offset"].to_pylist(),
                                                                    full["isControl"].to_pylist(), strict=True) if c]
         assert sizes.on_disk < Path(f).stat().st_size  # only the control batches were read for their records
+
+
+def test_aggregate_helpers_read_sliced_arrow_arrays_in_place() -> None:
+    """The per-batch helpers read Arrow buffers in place (no filter, cast or flatten copies first): slices, null
+    keys, null header lists and values, large_binary keys, and repeated hashes give what a plain reading gives."""
+    from kafkalog_spark.log.record_stats import _header_data_bytes, key_hashes, smallest_distinct
+
+    header = pa.list_(pa.struct([("key", pa.binary()), ("value", pa.binary())]))
+    headers = pa.array([[{"key": b"ab", "value": None}], None, [], [{"key": b"x", "value": b"yyy"},
+                                                                    {"key": b"", "value": b"z"}]], header)
+    keys = pa.array([b"a", None, b"bc", b"", b"a"])
+    for start in range(4):
+        part = headers.slice(start)
+        plain = [sum(len(h["key"] or b"") + len(h["value"] or b"") for h in hs or []) for hs in part.to_pylist()]
+        assert _header_data_bytes(part).tolist() == plain
+        piece = keys.slice(start)
+        present = pa.array([k for k in piece.to_pylist() if k is not None], pa.binary())
+        assert key_hashes(piece).tolist() == key_hashes(present).tolist()
+        assert key_hashes(piece.cast(pa.large_binary())).tolist() == key_hashes(present).tolist()
+        chosen = np.arange(len(piece)) % 2 == 0
+        wanted = [k for k, c in zip(piece.to_pylist(), chosen, strict=True) if c and k is not None]
+        assert key_hashes(piece, chosen).tolist() == key_hashes(pa.array(wanted, pa.binary())).tolist()
+    rng = np.random.default_rng(7)
+    for values in (rng.integers(0, 1000, 50_000), rng.integers(0, 2**62, 50_000), np.array([5, 5], np.int64)):
+        assert smallest_distinct(values, 100).tolist() == np.unique(values)[:100].tolist()

@@ -1,18 +1,20 @@
 """The fleet benchmark: the jobs (nightly, report, stats, validate) on generated broker log dirs against the decoder
 they are built on, in one run.
 
-    python -m tests.bench.fleet [--sets 100m 1g 4g] [--jobs nightly report stats validate]
+    python -m tests.bench.fleet [--sets 1m 100m 1g 4g] [--jobs nightly report stats validate stats-local ...]
 
 Each set is one broker log dir of partitions written through Kafka's own LogSegment (tests/bench/java/GenSegment.java
 fleet: 16 KiB producer batches of ~100-byte JSON records with keys, none/lz4/zstd in turn across the partitions,
-2 MiB segments with their .index and .timeindex), built once into bench-data/fleet-<set>/.
+2 MiB segments with their .index and .timeindex), built once into bench-data/fleet-<set>/. The 1m set (one
+partition, 1 MB) measures each job's fixed cost.
 
 For each set: the single-process decode of every record (the records view into Arrow, one thread), then each job
-as its command-line users run it (`kafkalog stats|validate <dir>`, `kafkalog nightly --log-dir <dir>`, `kafkalog
-report --warehouse <the nightly job's>`, a local
-session with default settings), each in a fresh process: wall time, MB/s, records/s, and the peak resident memory
-of the driver's JVM (in local mode the executors run in it), of the Python driver and of all Python workers at
-once, sampled from /proc. Writes bench-data/results-fleet.json and prints a markdown table.
+as its command-line users run it, each in a fresh process: `kafkalog nightly --log-dir <dir>` and `kafkalog report
+--warehouse <the nightly job's>` on a local Spark session with default settings, `kafkalog stats|validate <dir>
+--engine spark`, and the same with `--engine local` (stats-local, validate-local). Measured: wall time, MB/s,
+records/s, and the peak memory of the driver's JVM (in local mode the executors run in it), of the Python driver
+and of all Python workers at once, sampled from /proc. Then each job's marginal throughput: the bytes a set adds
+to the next smaller one over the time they add. Writes bench-data/results-fleet.json and prints markdown tables.
 """
 
 from __future__ import annotations
@@ -38,6 +40,8 @@ SEGMENT_BYTES = 2 * MIB
 BATCH_BYTES = 16 * 1024
 CODECS = "none,lz4,zstd"
 GENERATOR_VERSION = "GenSegment.java fleet v1"
+# stats and validate run on Spark (--engine spark); the -local jobs on the local engine (--engine local)
+JOBS = ("nightly", "report", "stats", "validate", "stats-local", "validate-local")
 
 
 @dataclass(frozen=True)
@@ -160,7 +164,8 @@ def run_job(job: str, log_dir: Path, workdir: Path) -> dict:
         cmd = cli + ["report", "--warehouse", str(workdir.parent / "nightly" / "warehouse"), "-o",
                      str(workdir / "report.html")]
     else:
-        cmd = cli + [job, str(log_dir)]
+        command, _, engine = job.partition("-")  # stats and validate on Spark, stats-local on the local engine
+        cmd = cli + [command, str(log_dir), "--engine", engine or "spark"]
     started = time.monotonic()
     with open(workdir / f"{job}.out", "wb") as out, open(workdir / f"{job}.err", "wb") as err:
         proc = subprocess.Popen(cmd, stdout=out, stderr=err, cwd=workdir)
@@ -168,7 +173,7 @@ def run_job(job: str, log_dir: Path, workdir: Path) -> dict:
         code = proc.wait()
         peaks = memory.stop()
     seconds = time.monotonic() - started
-    ok = code == 0 or (job == "validate" and code == 1)  # 1: findings at the gate, a verdict, not a failure
+    ok = code == 0 or (job.startswith("validate") and code == 1)  # 1: findings at the gate, a verdict, not a failure
     if not ok:
         err = (workdir / f"{job}.err").read_text(errors="replace")
         cause = next((line for line in err.splitlines() if "OutOfMemoryError" in line), "")
@@ -258,8 +263,7 @@ def _workers(memory: dict) -> str:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sets", nargs="+", choices=list(SETS), default=["1m", "100m", "1g"])
-    ap.add_argument("--jobs", nargs="+", choices=("nightly", "report", "stats", "validate"),
-                    default=["nightly", "report", "stats", "validate"], help="report needs nightly before it")
+    ap.add_argument("--jobs", nargs="+", choices=JOBS, default=list(JOBS), help="report needs nightly before it")
     args = ap.parse_args(argv)
     results = [bench_set(SETS[name], args.jobs) for name in args.sets]
     RESULTS.write_text(json.dumps(results, indent=2) + "\n")
