@@ -209,6 +209,19 @@ def test_auto_picks_the_local_engine_below_the_threshold(samples: Path, monkeypa
         runtime.choose_engine(args(engine="local"))
 
 
+def test_a_view_too_large_to_persist_is_read_again_with_the_same_findings(samples: Path) -> None:
+    """The local engine sends a persisted view back as a local relation, in one gRPC message of at most 128 MiB
+    (on 1 GB of log, validate's views were more, and it failed). A view past PERSIST_MAX_BYTES is not persisted:
+    with the limit at one byte, every view is read again by each check, and validate prints the same findings."""
+    command = ["validate", str(samples / "broker"), str(samples / "legacy"), "--engine", "local", "--json", "--all"]
+    run = ("import sys; from kafkalog_spark.session import sail; sail.PERSIST_MAX_BYTES = int(sys.argv[1]); "
+           "from kafkalog_spark.cli import main; raise SystemExit(main(sys.argv[2:]))")
+    persisted, read_again = (_local("-c", run, limit, *command) for limit in (str(2**40), "1"))
+    assert persisted.returncode == read_again.returncode and persisted.returncode in (0, 1), read_again.stderr
+    findings = [json.loads(line) for line in persisted.stdout.splitlines()]
+    assert findings and read_again.stdout == persisted.stdout
+
+
 def test_local_engine_usage_mistakes_are_one_line_and_exit_2(samples: Path, capsys) -> None:
     assert main(["--remote", "sc://127.0.0.1:1", "stats", str(samples / "legacy"), "--engine", "local"]) == 2
     err = capsys.readouterr().err.strip().splitlines()

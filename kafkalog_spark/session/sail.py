@@ -17,8 +17,8 @@ module bridges the gap on the client side, for Sail's sessions only (the analyse
   plan: :func:`_union_by_name` adds the missing columns with the other side's types, as Spark does.
 - ``load([path, ...])`` of several paths reaches a Python data source without them: :func:`_load` passes them
   in the ``paths`` option, as Spark does.
-- ``persist()`` is a no-op on Sail: :func:`_persist` computes the rows once into a local relation, so that the
-  checks reading one view share one decode.
+- ``persist()`` is a no-op on Sail: :func:`_persist` computes the rows once into a local relation (up to
+  ``PERSIST_MAX_BYTES``), so that the checks reading one view share one decode.
 
 All the rows stay in this process's memory: the engine is for small inputs (``--engine auto`` picks it below a
 size, see :mod:`kafkalog_spark.commands.runtime`). A process holds either Spark Connect sessions (this engine, or
@@ -189,6 +189,10 @@ def _apply_in_arrow(self: Any, func: Callable, schema: Any) -> Any:
 
 
 _original_persist: Callable | None = None
+# The most Arrow bytes a persisted view is made a local relation of: the relation travels in the plan, one gRPC
+# message of at most 128 MiB by default (the index view of 1 GB of log is more), which pyspark may also upload as
+# an artifact past spark.sql.session.localRelationCacheThreshold (64 MiB).
+PERSIST_MAX_BYTES = 32 * 1024 * 1024
 
 
 def _persist(self: Any, *args: Any, **kwargs: Any) -> Any:
@@ -198,7 +202,10 @@ def _persist(self: Any, *args: Any, **kwargs: Any) -> Any:
     assert _original_persist is not None
     if self._session.session_id not in _sessions:
         return _original_persist(self, *args, **kwargs)
-    return self._session.createDataFrame(self.toArrow(), schema=self.schema)
+    rows = self.toArrow()
+    if rows.nbytes > PERSIST_MAX_BYTES:
+        return self  # too large to send back as one plan: each reader computes the view again
+    return self._session.createDataFrame(rows, schema=self.schema)
 
 
 _original_union_by_name: Callable | None = None
