@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import os
 import threading
+import uuid
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -189,9 +190,9 @@ def _apply_in_arrow(self: Any, func: Callable, schema: Any) -> Any:
 
 
 _original_persist: Callable | None = None
-# The most Arrow bytes a persisted view is made a local relation of: the relation travels in the plan, one gRPC
-# message of at most 128 MiB by default (the index view of 1 GB of log is more), which pyspark may also upload as
-# an artifact past spark.sql.session.localRelationCacheThreshold (64 MiB).
+# The most Arrow bytes a persisted view is made a local relation of: the relation travels in one gRPC message of at
+# most 128 MiB by default, which pyspark may also upload as an artifact past
+# spark.sql.session.localRelationCacheThreshold (64 MiB).
 PERSIST_MAX_BYTES = 32 * 1024 * 1024
 
 
@@ -204,8 +205,12 @@ def _persist(self: Any, *args: Any, **kwargs: Any) -> Any:
         return _original_persist(self, *args, **kwargs)
     rows = self.toArrow()
     if rows.nbytes > PERSIST_MAX_BYTES:
-        return self  # too large to send back as one plan: each reader computes the view again
-    return self._session.createDataFrame(rows, schema=self.schema)
+        return self  # too large to send in one message: each reader computes the view again
+    # a temporary view, sent once: a plan that reads the view several times names it, where a local relation
+    # would be copied into the plan at every read (validate's plan over 1 GB of log came to 175 MB)
+    name = f"__kafkalog_persisted_{uuid.uuid4().hex}"
+    self._session.createDataFrame(rows, schema=self.schema).createOrReplaceTempView(name)
+    return self._session.table(name)
 
 
 _original_union_by_name: Callable | None = None
