@@ -162,3 +162,18 @@ def test_aggregate_helpers_read_sliced_arrow_arrays_in_place() -> None:
     rng = np.random.default_rng(7)
     for values in (rng.integers(0, 1000, 50_000), rng.integers(0, 2**62, 50_000), np.array([5, 5], np.int64)):
         assert smallest_distinct(values, 100).tolist() == np.unique(values)[:100].tolist()
+
+
+def test_codec_mix_keeps_the_type_of_the_existing_tables(spark, samples: Path) -> None:
+    """codecMix is counted in the batches' one aggregation now; its type must stay map<string,bigint> of non-null
+    values, as the nightly tables written before have it (an append with another nullability would not fit)."""
+    from pyspark.sql.types import LongType, MapType, StringType
+
+    from kafkalog_spark.analysis.segment_stats import segment_stats
+    from kafkalog_spark.source import read_views
+
+    v = read_views(spark, str(samples / "broker"), ("segments", "batches", "record_stats"))
+    stats = segment_stats(v["segments"], v["batches"], v["record_stats"])
+    assert stats.schema["codecMix"].dataType == MapType(StringType(), LongType(), valueContainsNull=False)
+    mixes = [r.codecMix for r in stats.where("batches > 0").select("codecMix", "batches").collect()]
+    assert mixes and all(m and all(n > 0 for n in m.values()) for m in mixes)

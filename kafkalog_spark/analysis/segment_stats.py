@@ -38,8 +38,11 @@ _CODEC_COUNTS = [(label, f"_codec{i}") for i, label in enumerate(CODEC_LABELS)]
 
 
 def _codec_mix() -> Column:
+    # the counts coalesced: a map of non-null values, the type the tables have always had (map<string,bigint> with
+    # valueContainsNull false), so appends to an existing table keep its schema
     return F.map_from_entries(F.array_compact(F.array(*[
-        F.when(F.col(name) > 0, F.struct(F.lit(label).alias("compresscodec"), F.col(name).alias("count")))
+        F.when(F.col(name) > 0, F.struct(F.lit(label).alias("compresscodec"),
+                                         F.coalesce(F.col(name), F.lit(0).cast("long")).alias("count")))
         for label, name in _CODEC_COUNTS])))
 
 
