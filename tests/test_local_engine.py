@@ -210,9 +210,10 @@ def test_auto_picks_the_local_engine_below_the_threshold(samples: Path, monkeypa
 
 
 def test_a_view_too_large_to_persist_is_read_again_with_the_same_findings(samples: Path) -> None:
-    """The local engine sends a persisted view back as a local relation, in one gRPC message of at most 128 MiB
-    (on 1 GB of log, validate's views were more, and it failed). A view past PERSIST_MAX_BYTES is not persisted:
-    with the limit at one byte, every view is read again by each check, and validate prints the same findings."""
+    """The local engine sends a persisted view back as a local relation (a temporary view), in one gRPC message of
+    at most 128 MiB (on 1 GB of log, validate's plan was more, and it failed). A view past PERSIST_MAX_BYTES is not
+    persisted: with the limit at one byte, every view is read again by each check, and validate prints the same
+    findings."""
     command = ["validate", str(samples / "broker"), str(samples / "legacy"), "--engine", "local", "--json", "--all"]
     run = ("import sys; from kafkalog_spark.session import sail; sail.PERSIST_MAX_BYTES = int(sys.argv[1]); "
            "from kafkalog_spark.cli import main; raise SystemExit(main(sys.argv[2:]))")

@@ -17,7 +17,7 @@ module bridges the gap on the client side, for Sail's sessions only (the analyse
   plan: :func:`_union_by_name` adds the missing columns with the other side's types, as Spark does.
 - ``load([path, ...])`` of several paths reaches a Python data source without them: :func:`_load` passes them
   in the ``paths`` option, as Spark does.
-- ``persist()`` is a no-op on Sail: :func:`_persist` computes the rows once into a local relation (up to
+- ``persist()`` is a no-op on Sail: :func:`_persist` computes the rows once into a temporary view (up to
   ``PERSIST_MAX_BYTES``), so that the checks reading one view share one decode.
 
 All the rows stay in this process's memory: the engine is for small inputs (``--engine auto`` picks it below a
@@ -198,8 +198,9 @@ PERSIST_MAX_BYTES = 32 * 1024 * 1024
 
 def _persist(self: Any, *args: Any, **kwargs: Any) -> Any:
     """``DataFrame.persist`` of pyspark's Connect client, for Sail's sessions (where it is a no-op): the rows,
-    computed once, as a local relation with the same schema, so that the checks that read a view share one
-    decode (validate persists its views for the same reason on Spark). ``unpersist`` stays Sail's no-op."""
+    computed once, as a temporary view of a local relation with the same schema, so that the checks that read a
+    view share one decode (validate persists its views for the same reason on Spark). ``unpersist`` stays Sail's
+    no-op: the temporary views live as long as the session."""
     assert _original_persist is not None
     if self._session.session_id not in _sessions:
         return _original_persist(self, *args, **kwargs)
