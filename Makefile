@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 PYSPARKS       ?= 4.0 4.1 4.2
 COMPAT_PYTHONS ?= $(PYTHON)
 
-.PHONY: demo browser test test-cluster test-engines test-field test-long test-internal test-packaging lint bench samples samples-internal samples-tiered wheel compat dump-compare fuzz kill-matrix many-dirs clean
+.PHONY: demo browser test test-integration test-cluster test-engines test-field test-long test-internal test-packaging lint bench samples samples-internal samples-tiered wheel compat dump-compare fuzz kill-matrix many-dirs clean
 
 # [spark]: the package itself does not depend on Spark (a platform's own Spark must stay); a local run does.
 $(STAMP): pyproject.toml
@@ -38,6 +38,17 @@ browser:
 test: $(STAMP)
 	$(PY) -m ruff check kafkalog_spark jobs tests
 	$(PY) -m pytest
+
+# Every long suite, one after the other, each with its wall time; all run even when one fails, and the target fails
+# if any did. `.ci/run` runs `make test` and then this.
+INTEGRATION_SUITES ?= test-field test-packaging test-engines test-internal test-cluster test-long kill-matrix many-dirs
+test-integration: $(STAMP)
+	@failed=""; for suite in $(INTEGRATION_SUITES); do \
+	  start=$$(date +%s); \
+	  if $(MAKE) --no-print-directory $$suite; then status=passed; else status=FAILED; failed="$$failed $$suite"; fi; \
+	  echo "== $$suite $$status in $$(( $$(date +%s) - start )) s"; \
+	done; \
+	if [ -n "$$failed" ]; then echo "== failed:$$failed"; exit 1; fi
 
 # The nightly job and the source on a real Spark standalone cluster (a master and two workers on loopback; about
 # 4 minutes): not part of make test, which it would take past 20 minutes.
