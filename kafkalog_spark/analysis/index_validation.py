@@ -48,7 +48,9 @@ def index_findings(spark: SparkSession, views: Mapping[str, DataFrame], log_dirs
     missing = [v for v in VIEWS if v not in views]
     if missing:
         raise ValueError(f"index_findings needs the views {', '.join(VIEWS)}; missing: {', '.join(missing)}")
-    root, line_positions = partition_checks.root_checkpoints(spark, log_dirs)
+    from ..source.log_dir_roots import read_log_dir_roots
+
+    root, line_positions = partition_checks.root_checkpoints(spark, read_log_dir_roots(log_dirs))
     live = segment_checks.live_segments(views)
     summary = segment_checks.segment_summary(views, live)
     parts = [

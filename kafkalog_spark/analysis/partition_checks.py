@@ -1,6 +1,6 @@
 """Partition-level checks: the transaction index against the control batches, producer snapshots and
 checkpoint offsets against the log's offsets (Spark), and the root checkpoints against the partition
-directories present (on the driver: a listing and four small files per log dir).
+directories present (the log dirs' roots as :mod:`..source.log_dir_roots` reads them).
 
 - ``txnindex_abort_marker_missing``: error: an aborted transaction's lastOffset is not the offset of a
   control batch in the same segment (read_committed consumers rely on the pair).
@@ -28,7 +28,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-import pyarrow.fs as pafs
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
@@ -38,6 +37,7 @@ from ..log.checkpoints import (
     OFFSET_CHECKPOINT_FILES,
     RECOVERY_POINT_OFFSET_CHECKPOINT,
 )
+from ..source.log_dir_roots import LogDirRoot
 from .finding_columns import (
     INDEX_FINDINGS,
     KEYS,
@@ -185,55 +185,27 @@ def _row(tp: tuple, severity: str, check: str, file: str, position: int = -1, ex
                        detail=detail, log_dir=log_dir)
 
 
-def _checkpoint(log_dir: str, path: str, rows: list[dict], positions: list[tuple]) -> dict | None:
-    """Entries of one root offset checkpoint by topic-partition, with line positions; its findings to rows."""
-    from ..log.checkpoints import DEFAULT_MAX_CHECKPOINT_BYTES, OffsetCheckpointFile, decode_lines
-    from ..log.files import read_capped
-
-    found: list = []
-    data = read_capped(path, None, DEFAULT_MAX_CHECKPOINT_BYTES, found, refuse_larger=True,
-                       too_large_kind="checkpoint_too_large")
-    if any(f.kind == "missing_file" for f in found):
-        return None
-    cp = OffsetCheckpointFile.from_bytes(data, path) if data is not None else OffsetCheckpointFile(path)
-    rows += [_row((None, None), str(f.severity), f.kind, f.file, f.position, detail=f.detail, log_dir=log_dir)
-             for f in found + cp.findings]
-    entries = {}
-    for line in decode_lines(path, data or b"", [])[2:]:
-        parsed = OffsetCheckpointFile.parse_entry(line.text)
-        if parsed is not None:
-            entries[parsed[0]] = line.position
-            positions.append((path, parsed[0][0], parsed[0][1], line.position))
-    return entries
-
-
-def root_checkpoints(spark: SparkSession, log_dirs: Sequence[str]) -> tuple[DataFrame, DataFrame]:
+def root_checkpoints(spark: SparkSession, roots: Sequence[LogDirRoot]) -> tuple[DataFrame, DataFrame]:
     """(findings of the log dirs' root checkpoints, their entries' line positions: file, topic, partition,
-    linePosition)."""
-    from ..log.files import resolve
-    from ..log.log_dir import TopicPartition
-
+    linePosition), from the log dirs' roots as the source reads them."""
     rows: list[dict] = []
     positions: list[tuple] = []
-    for log_dir in log_dirs:
-        root = log_dir.rstrip("/")
-        fs, inner = resolve(log_dir)
+    for log_dir in roots:
+        root = log_dir.path
         present = set()
-        for info in fs.get_file_info(pafs.FileSelector(inner)):
-            tp = TopicPartition.parse(info.base_name) if info.type == pafs.FileType.Directory else None
-            if tp is None:
-                continue
+        for name, tp in log_dir.partition_dirs:
             if tp.kind == "live":
                 present.add((tp.topic, tp.partition))
             else:
                 severity, why = _SPECIAL[tp.kind]
                 rows.append(_row((tp.topic, tp.partition), severity, "special_partition_dir",
-                                 f"{root}/{info.base_name}", found=f"-{tp.kind} directory", detail=why, log_dir=root))
-        for name in OFFSET_CHECKPOINT_FILES:
-            path = f"{root}/{name}"
-            entries = _checkpoint(root, path, rows, positions)
-            if entries is None:
-                continue
+                                 f"{root}/{name}", found=f"-{tp.kind} directory", detail=why, log_dir=root))
+        for name, cp in log_dir.checkpoints.items():
+            path = cp.path
+            rows += [_row((None, None), str(f.severity), f.kind, f.file, f.position, detail=f.detail, log_dir=root)
+                     for f in cp.findings]
+            positions += [(path, tp[0], tp[1], pos) for tp, pos in cp.line_positions]
+            entries = dict(cp.line_positions)
             for tp, pos in sorted(entries.items()):
                 if tp not in present:
                     rows.append(_row(tp, "warning", "checkpoint_missing_partition", path, pos,

@@ -349,9 +349,11 @@ def _plan_input(segments: DataFrame, batches: DataFrame, partition_files: DataFr
              .agg(F.max(F.when(F.col("maxTimestamp") >= 0, F.col("maxTimestamp"))).alias("maxBatchTimestamp"),
                   F.max("lastOffset").alias("maxLastOffset")))
     pf = _ok(partition_files)
+    hw, lso = F.col("fileType") == REPLICATION_OFFSET_CHECKPOINT, F.col("fileType") == LOG_START_OFFSET_CHECKPOINT
+    # the view has a row for each root checkpoint file present, with the partition's offset if it has a line
     checkpoints = pf.groupBy(*PARTITION).agg(
-        F.max(F.when(F.col("fileType") == REPLICATION_OFFSET_CHECKPOINT, F.col("offset"))).alias("hwCheckpoint"),
-        F.max(F.when(F.col("fileType") == LOG_START_OFFSET_CHECKPOINT, F.col("offset"))).alias("lsoCheckpoint"))
+        F.max(F.when(hw, F.col("offset"))).alias("hwCheckpoint"), F.max(hw).alias("hwFile"),
+        F.max(F.when(lso, F.col("offset"))).alias("lsoCheckpoint"), F.max(lso).alias("lsoFile"))
     return (seg.join(stats, [*PARTITION, "baseOffset"], "left")
             .join(checkpoints, PARTITION, "left"))
 
@@ -360,22 +362,6 @@ def _resolve(configs: ConfigSource, topics: list[str]) -> dict[str, RetentionPar
     """The retention rules' parameters per topic, from the one resolver of effective configs."""
     resolved = TopicConfigs.of(configs)
     return {topic: RetentionParams.of(resolved[topic]) for topic in topics}
-
-
-def _root_checkpoints(log_dir: str) -> tuple[bool | None, bool | None]:
-    """Whether replication-offset-checkpoint and log-start-offset-checkpoint exist in a log dir (None: unknown)."""
-    import pyarrow.fs as pafs
-
-    from ..log.files import resolve
-
-    out = []
-    for name in (REPLICATION_OFFSET_CHECKPOINT, LOG_START_OFFSET_CHECKPOINT):
-        try:
-            fs, inner = resolve(f"{log_dir}/{name}")
-            out.append(fs.get_file_info(inner).type == pafs.FileType.File)
-        except (OSError, ValueError):
-            out.append(None)
-    return out[0], out[1]
 
 
 PartitionPlanner = Callable[[list[dict[str, Any]], int, bool], list[dict[str, Any]]]
@@ -388,9 +374,7 @@ def partition_planner(segments: DataFrame, batches: DataFrame, partition_files: 
     rows under the current configs, or under ``what_if_configs`` when ``what_if``. Configs are resolved here, on
     the driver, so a bad config fails by name before any task; the planner is plain data and picklable."""
     inputs = _plan_input(segments, batches, partition_files)
-    pairs = _ok(segments).select("topic", LOG_DIR).distinct().collect()
-    topics = sorted({r.topic for r in pairs})
-    root_files = {r[LOG_DIR]: _root_checkpoints(r[LOG_DIR]) for r in pairs if r[LOG_DIR]}
+    topics = sorted({r.topic for r in _ok(segments).select("topic").distinct().collect()})
     params = {False: _resolve(configs, topics)}
     if what_if_configs is not None:
         params[True] = _resolve(what_if_configs, topics)
@@ -400,9 +384,8 @@ def partition_planner(segments: DataFrame, batches: DataFrame, partition_files: 
         topic, partition = first["topic"], first["partition"]
         segs = [SegmentInput(r["baseOffset"], r["size"] or 0, r["maxBatchTimestamp"], r["maxIndexedTimestamp"],
                              r["logMtimeMs"], r["maxLastOffset"]) for r in records]
-        hw_file, lso_file = root_files.get(first[LOG_DIR], (None, None))
         rows = plan_partition(topic, partition, segs, params[what_if][topic], int(as_of_ms), first["hwCheckpoint"],
-                              first["lsoCheckpoint"], hw_file=hw_file, lso_file=lso_file)
+                              first["lsoCheckpoint"], hw_file=first["hwFile"], lso_file=first["lsoFile"])
         return [{LOG_DIR: first[LOG_DIR], **row} for row in rows]
 
     return inputs, planner

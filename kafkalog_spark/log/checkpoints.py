@@ -189,6 +189,9 @@ class OffsetCheckpointFile(_LineCheckpoint):
     expected_count: int | None = None
     offsets: dict[tuple[str, int], int] = field(default_factory=dict)
     findings: list[Finding] = field(default_factory=list)
+    # (topic-partition, byte position) of every entry line that parses, even under a bad version line or
+    # repeated: where a finding about an entry points
+    line_positions: list[tuple[tuple[str, int], int]] = field(default_factory=list)
 
     VERSION = 0
 
@@ -211,6 +214,10 @@ class OffsetCheckpointFile(_LineCheckpoint):
                                              f"line {line.number}: {tp[0]}-{tp[1]} appears again; the later "
                                              "line wins", Severity.WARNING))
             self.offsets[tp] = offset
+        for line in lines[2:]:
+            parsed = self.parse_entry(line.text)
+            if parsed is not None:
+                self.line_positions.append((parsed[0], line.position))
 
     def __len__(self) -> int:
         return len(self.offsets)

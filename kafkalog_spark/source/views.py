@@ -133,9 +133,10 @@ def _partition_file_rows(log, findings: list[Finding], filesystem=None, checkpoi
                                  "lastOffset": t.last_offset, "lastStableOffset": t.last_stable_offset}
                                 for t in f.aborted_txns])
     for name, f in (checkpoints or {}).items():
+        # A root checkpoint present without a line for this partition is a row too (no entry, no offset): what a
+        # loading broker assumes differs between no line (normal for log-start-offset-checkpoint) and no file.
         offset = f.offsets.get((log.topic, log.partition))
-        if offset is not None:
-            rows.append({"file": f.path, "fileType": name, "entry": 0, "offset": offset})
+        rows.append({"file": f.path, "fileType": name, "entry": None if offset is None else 0, "offset": offset})
     return rows
 
 
