@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
+from pyspark.sql.types import LongType
 
 from ..log.checkpoints import (
     CLEANER_OFFSET_CHECKPOINT,
@@ -12,6 +13,7 @@ from ..log.checkpoints import (
     REPLICATION_OFFSET_CHECKPOINT,
 )
 from .keys import LOG_DIR, PARTITION
+from .loaded_offsets import log_start_offset
 
 # The broker holds an open handle on every segment's .log and its mapped indexes, closed segments too.
 FILES_PER_SEGMENT = 3
@@ -54,9 +56,16 @@ def partition_stats(segment_stats: DataFrame, partition_files: DataFrame) -> Dat
         F.sum("invalidBatches").alias("invalidBatches"),
     )
     out = agg.join(_checkpoints(partition_files), PARTITION, "left")
-    return out.withColumn(
-        "logStartOffset", F.greatest(F.col("firstSegmentBaseOffset"), F.coalesce("logStartOffsetCheckpoint",
-                                                                                  F.col("firstSegmentBaseOffset"))))
+    # one row per partition: the rule's one home in Python, not a copy of it in Spark expressions (the UDF is made
+    # here, not at import: a Spark Connect session wants its own kind)
+    start = F.udf(_log_start_offset, LongType())
+    return out.withColumn("logStartOffset", start("firstSegmentBaseOffset", "logStartOffsetCheckpoint"))
+
+
+def _log_start_offset(first_segment_base: int | None, checkpoint: int | None) -> int | None:
+    if first_segment_base is None:
+        return checkpoint
+    return log_start_offset(first_segment_base, checkpoint)[0]
 
 
 def log_dir_stats(partition_stats: DataFrame, segments: DataFrame) -> DataFrame:

@@ -59,6 +59,7 @@ from ..config import TopicConfig
 from ..config.topic_configs import ConfigSource, TopicConfigs
 from ..log.checkpoints import LOG_START_OFFSET_CHECKPOINT, REPLICATION_OFFSET_CHECKPOINT
 from .keys import LOG_DIR, PARTITION
+from .loaded_offsets import OffsetSource, loaded_offsets, log_end_offset
 
 KRAFT_METADATA_TOPIC = "__cluster_metadata"
 
@@ -184,24 +185,16 @@ def plan_partition(topic: str, partition: int, segments: list[SegmentInput], par
     if active.max_last_offset is not None:
         leo = active.max_last_offset + 1
     else:
-        known = [s.max_last_offset for s in segs if s.max_last_offset is not None]
-        leo = max([active.base_offset] + [o + 1 for o in known])
+        leo = log_end_offset(active.base_offset, [s.max_last_offset for s in segs if s.max_last_offset is not None])
         if active.size > 0:
             partition_notes.append(ASSUME_LEO)
-    first_base = segs[0].base_offset
-    if lso_checkpoint is not None:
-        global_lso = lso_checkpoint if params.remote_log else max(lso_checkpoint, first_base)
-        lso_source = "checkpoint"
-    elif lso_file:
-        global_lso, lso_source = first_base, "first_segment"
-    else:
-        global_lso, lso_source = first_base, "assumed_first_segment"
+    loaded = loaded_offsets(segs[0].base_offset, leo, lso_checkpoint, hw_checkpoint, remote_log=params.remote_log,
+                            log_start_file=lso_file)
+    global_lso, local_lso, hw = loaded.log_start_offset, loaded.local_log_start_offset, loaded.high_watermark
+    lso_source, hw_source = loaded.log_start_offset_source.retention_label, loaded.high_watermark_source.retention_label
+    if loaded.log_start_offset_source is OffsetSource.ASSUMED_FIRST_SEGMENT:
         partition_notes.append(ASSUME_LSO_FILE)
-    local_lso = max(global_lso, first_base)
-    if hw_checkpoint is not None:
-        hw, hw_source = min(max(hw_checkpoint, local_lso), leo), "checkpoint"
-    else:
-        hw, hw_source = leo, "assumed_log_end_offset"
+    if loaded.high_watermark_source is OffsetSource.LOG_END_OFFSET:
         partition_notes.append(ASSUME_HW if hw_file else ASSUME_HW_FILE)
     if params.remote_log:
         partition_notes.append(ASSUME_REMOTE)

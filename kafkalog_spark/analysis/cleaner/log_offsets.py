@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..loaded_offsets import loaded_offsets, log_end_offset
 from .inputs import Batch, PartitionInput
 from .log_segments import LogSegments
 from .producer_state import ProducerState, load_producer_state
@@ -24,12 +25,10 @@ def load_offsets(inp: PartitionInput, segs: LogSegments, ordered: list[Batch],
                  now_ms: int) -> tuple[LogOffsets, ProducerState]:
     """The log's offsets at load and the producer state rebuilt on the way (it bounds the last stable
     offset)."""
-    log_end = max([segs.active.base_offset] + [b.last_offset + 1 for b in ordered])
-    log_start = max(inp.log_start_checkpoint if inp.log_start_checkpoint is not None else -1, segs.bases[0])
-    if inp.high_watermark_checkpoint is not None:
-        hw, hw_source = min(max(inp.high_watermark_checkpoint, log_start), log_end), "checkpoint"
-    else:
-        hw, hw_source = log_end, "logEndOffset"
+    log_end = log_end_offset(segs.active.base_offset, (b.last_offset for b in ordered))
+    loaded = loaded_offsets(segs.bases[0], log_end, inp.log_start_checkpoint, inp.high_watermark_checkpoint)
+    log_start, hw = loaded.log_start_offset, loaded.high_watermark
+    hw_source = loaded.high_watermark_source.log_offsets_label
     state = load_producer_state(inp, ordered, log_start, log_end, now_ms)
     # Transactions completed during replay count as unstable until their marker is below the high watermark.
     unstable = list(state.open_txns.values()) + [first for first, marker in state.unreplicated if marker >= hw]
