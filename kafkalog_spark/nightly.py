@@ -266,6 +266,7 @@ def compute(spark: SparkSession, views: dict[str, DataFrame], configs: TopicConf
     from .analysis.compaction import compaction_preview
     from .analysis.index_validation import index_findings
     from .analysis.log_offsets import log_offsets
+    from .analysis.partition_input import collect_partition_context
     from .analysis.partition_stats import log_dir_stats, partition_stats
     from .analysis.retention import retention_plan
     from .analysis.retention_forecast import retention_forecast
@@ -273,8 +274,10 @@ def compute(spark: SparkSession, views: dict[str, DataFrame], configs: TopicConf
     from .analysis.topic_configs import topic_configs as topic_configs_table
     from .analysis.topic_configs import topics_of
 
+    # the per-partition context both the compaction preview and log_offsets run on, collected once
+    context = collect_partition_context(views["segments"], views["partition_files"])
     compaction = compaction_preview(views["records"], views["batches"], views["segments"], views["partition_files"],
-                                    configs, now_ms, include_records=False)
+                                    configs, now_ms, include_records=False, context=context)
     # each log dir's topics with their effective configs (the configs are per topic, the table per log dir)
     dir_topics = views["segments"].where("problem is null").select("logDir", "topic").distinct()
     topic_rows = topic_configs_table(spark, configs, topics_of(views["segments"])).join(dir_topics, "topic")
@@ -294,7 +297,7 @@ def compute(spark: SparkSession, views: dict[str, DataFrame], configs: TopicConf
         "compaction_preview_segments": compaction.segments,
         "topic_configs": topic_rows,
         "log_offsets": log_offsets(views["records"], views["batches"], views["segments"], views["partition_files"],
-                                   configs, now_ms),
+                                   configs, now_ms, context=context),
     }
 
 

@@ -35,14 +35,18 @@ from pyspark.sql.types import (
 
 from ..config.topic_configs import ConfigSource, TopicConfigs
 from ..kafka_versions import KafkaVersion
-from ..log.checkpoints import (
-    CLEANER_OFFSET_CHECKPOINT,
-    LOG_START_OFFSET_CHECKPOINT,
-    REPLICATION_OFFSET_CHECKPOINT,
-)
 from .cleaner import CleanerSettings
 from .keys import LOG_DIR, PARTITION
-from .record_sizes import legacy_entry_bytes, v2_body_without_timestamp, without_payloads
+from .partition_input import (
+    PartitionContext,
+    batch_rows,
+    context_of,
+    partition_input,
+    partition_markers,
+    problem_rows,
+    record_rows,
+    segment_listing,
+)
 
 _L, _I, _S, _B, _D = LongType(), IntegerType(), StringType(), BooleanType(), DoubleType()
 
@@ -178,159 +182,7 @@ def compacted_topics(configs: ConfigSource, topics: Iterable[str],
 
 
 # --------------------------------------------------------------------------------------------------
-# Input projections (Spark side)
-
-
-def _record_rows(records: DataFrame) -> DataFrame:
-    """Record rows with the key hashed and the value reduced to null-or-not: no bytes leave here."""
-    r = without_payloads(records).where(F.col("problem").isNull())
-    return r.select(
-        *PARTITION, "segmentBaseOffset", "position", F.lit("record").alias("kind"),
-        "offset",
-        F.when(F.col("isControl"), F.lit(None)).otherwise(F.md5(F.col("key"))).alias("keyHash"),
-        (F.col("valueSize") >= 0).alias("hasValue"),  # valueSize -1: a null value (a tombstone)
-        F.coalesce(F.expr("unix_millis(timestamp)"), F.lit(-1).cast("long")).alias("tsMs"),
-        F.when(F.col("magic") >= 2, v2_body_without_timestamp().cast("long")).alias("bodyWithoutTs"),
-        F.when(F.col("magic") < 2, legacy_entry_bytes().cast("long")).alias("legacySize"),
-        "controlType",
-    )
-
-
-_BATCH_COLUMNS = ["size", "baseOffset", "lastOffset", "magic", "compresscodec", "isControl", "isTransactional",
-                  "producerId", "producerEpoch", "deleteHorizonMs", "baseTimestamp", "maxTimestamp", "timestampType"]
-
-
-def _batch_rows(batches: DataFrame) -> DataFrame:
-    b = batches.where(F.col("problem").isNull())
-    return b.select(*PARTITION, "segmentBaseOffset", "position", F.lit("batch").alias("kind"),
-                    *_BATCH_COLUMNS)
-
-
-def _problem_rows(df: DataFrame) -> DataFrame:
-    return df.where(F.col("problem").isNotNull()).select(*PARTITION, F.lit("problem").alias("kind"))
-
-
-_SEGMENT_COLUMNS = [*PARTITION, "status", "baseOffset", "logSize", "indexSize", "timeIndexSize", "isActive",
-                    "maxIndexedTimestamp", "logFile"]
-_CHECKPOINTS = (CLEANER_OFFSET_CHECKPOINT, LOG_START_OFFSET_CHECKPOINT, REPLICATION_OFFSET_CHECKPOINT)
-
-
-def _segment_listing(segments: DataFrame) -> list:
-    """The segments view on the driver (one row per segment file, small)."""
-    return segments.select(*_SEGMENT_COLUMNS, F.expr("unix_millis(logModified)").alias("mtime"),
-                           F.col("problem").isNotNull().alias("bad")).collect()
-
-
-def _collect_context(listing: list, partition_files: DataFrame, topics: list[str]) -> dict:
-    """Small per-partition inputs, collected on the driver: live segments, checkpoints, the newest
-    producer snapshots and the aborted transactions, by (log dir, topic, partition)."""
-    ctx: dict[tuple[str, str, int], dict] = {}
-    wanted = set(topics)
-
-    def entry(r) -> dict:
-        return ctx.setdefault((r[LOG_DIR], r.topic, r.partition), {"segments": [], "checkpoints": {}, "snapshots": {},
-                                                   "aborted": [], "problems": 0, "bad_files": set()})
-
-    for r in listing:
-        if r.topic not in wanted:
-            continue
-        if r.bad:
-            entry(r)["problems"] += 1
-        elif r.status == "live":
-            entry(r)["segments"].append(
-                (r.baseOffset, r.logSize or 0, r.indexSize, r.timeIndexSize, bool(r.isActive), r.mtime or 0,
-                 r.maxIndexedTimestamp))
-
-    pf = partition_files.where(F.col("topic").isin(topics))
-    small = pf.where(F.col("problem").isNotNull() | F.col("fileType").isin(*_CHECKPOINTS, "txnindex"))
-    for r in small.select(*PARTITION, "fileType", "offset", "producerId", "firstOffset", "lastOffset",
-                          F.col("problem.file").alias("badFile"), F.col("problem.severity").alias("severity"),
-                          F.col("problem").isNotNull().alias("bad")).collect():
-        e = entry(r)
-        if r.bad:
-            e["problems"] += 1
-            if r.severity == "error" and r.badFile:
-                e["bad_files"].add(r.badFile)
-        elif r.fileType == "txnindex":
-            e["aborted"].append((r.producerId, r.firstOffset, r.lastOffset))
-        else:
-            e["checkpoints"][r.fileType] = r.offset
-    snaps = pf.where(F.col("problem").isNull() & (F.col("fileType") == "producer-snapshot"))
-    newest = Window.partitionBy(*PARTITION).orderBy(F.col("offset").desc())
-    snaps = snaps.withColumn("_rank", F.dense_rank().over(newest)).where(F.col("_rank") <= 3)
-    for r in snaps.select(*PARTITION, "file", "offset", "producerId", "producerEpoch", "lastOffset",
-                          "timestamp", "currentTxnFirstOffset").collect():
-        e = entry(r)
-        if r.file in e["bad_files"]:
-            continue  # Kafka discards a snapshot it cannot read and falls back to an older one
-        e["snapshots"].setdefault(r.offset, []).append(
-            (r.producerId, r.producerEpoch, r.lastOffset, r.timestamp, r.currentTxnFirstOffset))
-    return ctx
-
-
-def partition_markers(spark, context: dict) -> DataFrame:
-    """One row per partition with live segments (kind ``partition``), so that partitions without any batch get a
-    group of their own too."""
-    return spark.createDataFrame([key for key, c in context.items() if c["segments"]],
-                                 "logDir string, topic string, partition int").withColumn("kind", F.lit("partition"))
-
-
-# --------------------------------------------------------------------------------------------------
 # The per-partition function (runs in the Python workers)
-
-
-def _partition_input(table, key: tuple[str, str, int], c: dict, settings: CleanerSettings):
-    from .cleaner import AbortedTxn, Batch, PartitionInput, ProducerEntry, Record, Segment
-
-    cols = table.to_pydict()
-    kinds = cols["kind"]
-    batches: dict[tuple[int, int], Batch] = {}
-    records: dict[tuple[int, int], list[Record]] = {}
-    control_types: dict[tuple[int, int], str] = {}
-    problems = c["problems"]
-    for i, kind in enumerate(kinds):
-        if kind == "problem":
-            problems += 1
-        elif kind == "batch":
-            bk = (cols["segmentBaseOffset"][i], cols["position"][i])
-            base = cols["baseOffset"][i]
-            batches[bk] = Batch(
-                segment=bk[0], position=bk[1], size=cols["size"][i],
-                base_offset=base if base is not None else -1, last_offset=cols["lastOffset"][i],
-                magic=cols["magic"][i], compressed=cols["compresscodec"][i] not in (None, "none"),
-                is_control=bool(cols["isControl"][i]), is_transactional=bool(cols["isTransactional"][i]),
-                producer_id=cols["producerId"][i] if cols["producerId"][i] is not None else -1,
-                producer_epoch=cols["producerEpoch"][i] if cols["producerEpoch"][i] is not None else -1,
-                delete_horizon_ms=cols["deleteHorizonMs"][i],
-                base_timestamp=cols["baseTimestamp"][i] if cols["baseTimestamp"][i] is not None else -1,
-                max_timestamp=cols["maxTimestamp"][i] if cols["maxTimestamp"][i] is not None else -1,
-                log_append_time=cols["timestampType"][i] == "LogAppendTime")
-        elif kind == "record":
-            bk = (cols["segmentBaseOffset"][i], cols["position"][i])
-            records.setdefault(bk, []).append(Record(
-                cols["offset"][i], cols["keyHash"][i], bool(cols["hasValue"][i]), cols["tsMs"][i],
-                cols["bodyWithoutTs"][i], cols["legacySize"][i]))
-            if cols["controlType"][i] is not None:
-                control_types.setdefault(bk, cols["controlType"][i])
-    for bk, b in batches.items():
-        b.records = sorted(records.get(bk, []), key=lambda x: x.offset)
-        if b.base_offset < 0:  # a legacy compressed wrapper: its first inner offset
-            b.base_offset = b.records[0].offset if b.records else b.last_offset
-        b.control_type = control_types.get(bk)
-    cp = c["checkpoints"]
-    return PartitionInput(
-        topic=key[1], partition=key[2],
-        segments=[Segment(*s) for s in c["segments"]],
-        batches=list(batches.values()), settings=settings,
-        cleaner_checkpoint=cp.get(CLEANER_OFFSET_CHECKPOINT),
-        log_start_checkpoint=cp.get(LOG_START_OFFSET_CHECKPOINT),
-        high_watermark_checkpoint=cp.get(REPLICATION_OFFSET_CHECKPOINT),
-        snapshots={o: [ProducerEntry(pid, ep if ep is not None else -1, lo if lo is not None else -1,
-                                     ts if ts is not None else -1, tx if tx is not None else -1)
-                       for pid, ep, lo, ts, tx in entries]
-                   for o, entries in c["snapshots"].items()},
-        aborted_txns=[AbortedTxn(*t) for t in c["aborted"]],
-        problems=problems)
 
 
 def _partition_row(res) -> dict:
@@ -391,7 +243,7 @@ def _segment_row(res, s) -> dict:
     }
 
 
-def _preview_function(context: dict, settings: dict[str, CleanerSettings], now_ms: int, simulate_all: bool,
+def _preview_function(context: PartitionContext, settings: dict[str, CleanerSettings], now_ms: int, simulate_all: bool,
                       include_records: bool):
     def run(key, table):
         import pyarrow as pa
@@ -400,10 +252,10 @@ def _preview_function(context: dict, settings: dict[str, CleanerSettings], now_m
         from .cleaner import preview_partition
 
         log_dir, topic, partition = (k.as_py() for k in key)
-        c = context.get((log_dir, topic, partition))
+        c = context.partitions.get((log_dir, topic, partition))
         if c is None or not c["segments"]:
             return pa.Table.from_pylist([], schema=arrow_schema(_OUT))
-        inp = _partition_input(table, (log_dir, topic, partition), c, settings[topic])
+        inp = partition_input(table, (log_dir, topic, partition), c, settings[topic])
         res = preview_partition(inp, now_ms, simulate_all=simulate_all, keep_fates=include_records)
         rows = [{"rowType": "partition", LOG_DIR: log_dir} | _partition_row(res)]
         rows += [{"rowType": "segment", LOG_DIR: log_dir} | _segment_row(res, s) for s in res.segments]
@@ -427,7 +279,8 @@ def compaction_preview(records: DataFrame, batches: DataFrame, segments: DataFra
                        configs: ConfigSource, now_ms: int, *, simulate_all: bool = False,
                        include_records: bool = True, topics: Iterable[str] | None = None,
                        producer_id_expiration_ms: int | None = None,
-                       kafka_version: KafkaVersion | str | None = None) -> CompactionPreview:
+                       kafka_version: KafkaVersion | str | None = None,
+                       context: PartitionContext | None = None) -> CompactionPreview:
     """Preview the log cleaner's next pass over every compacted partition in the views.
 
     ``records``, ``batches``, ``segments``, ``partition_files``: the `kafkalog` views of the same log dirs
@@ -443,24 +296,30 @@ def compaction_preview(records: DataFrame, batches: DataFrame, segments: DataFra
     ``kafka_version``: whose cleaner to model, ``3.9`` or ``4.x`` (a :class:`KafkaVersion` or what
     ``parse_kafka_version`` takes), and whose config rules resolve ``configs`` given as plain mappings; None:
     the version ``configs`` were resolved for (a TopicConfigs, TopicConfig values), else the newest. The
-    cleaner rules that differ are in :mod:`kafkalog_spark.analysis.cleaner.versions`.
+    cleaner rules that differ are in :mod:`kafkalog_spark.analysis.cleaner.versions`. ``context``: the partitions'
+    context a job already collected from the same views (:func:`.partition_input.collect_partition_context`, for
+    every topic); None: collected here.
     """
-    if topics is not None:
-        segments = segments.where(F.col("topic").isin(list(topics)))
-    listing = _segment_listing(segments)
-    names = sorted({r.topic for r in listing if r.topic is not None})
+    if context is not None:
+        names = [t for t in context.topics if topics is None or t in set(topics)]
+    else:
+        if topics is not None:
+            segments = segments.where(F.col("topic").isin(list(topics)))
+        listing = segment_listing(segments)
+        names = sorted({r.topic for r in listing if r.topic is not None})
     settings = resolve_settings(configs, names, kafka_version, producer_id_expiration_ms=producer_id_expiration_ms)
     compacted = [t for t in names if settings[t].compact]
     spark = segments.sparkSession
     empty = [spark.createDataFrame([], s) for s in (PARTITIONS, SEGMENTS, RECORDS)]
     if not compacted:
         return CompactionPreview(*empty)
-    context = _collect_context(listing, partition_files, compacted)
+    context = (context.of_topics(compacted) if context is not None
+               else context_of(listing, partition_files, compacted))
     wanted = F.col("topic").isin(compacted)
-    rows = (_batch_rows(batches.where(wanted))
-            .unionByName(_record_rows(records.where(wanted)), allowMissingColumns=True)
-            .unionByName(_problem_rows(batches.where(wanted)), allowMissingColumns=True)
-            .unionByName(_problem_rows(records.where(wanted)), allowMissingColumns=True))
+    rows = (batch_rows(batches.where(wanted))
+            .unionByName(record_rows(records.where(wanted)), allowMissingColumns=True)
+            .unionByName(problem_rows(batches.where(wanted)), allowMissingColumns=True)
+            .unionByName(problem_rows(records.where(wanted)), allowMissingColumns=True))
     rows = rows.unionByName(partition_markers(spark, context), allowMissingColumns=True)
     fn = _preview_function(context, {t: settings[t] for t in compacted}, int(now_ms), simulate_all, include_records)
     out = rows.groupBy(*PARTITION).applyInArrow(fn, _OUT).persist()

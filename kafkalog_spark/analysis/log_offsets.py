@@ -14,17 +14,17 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import ArrayType, IntegerType, LongType, ShortType, StringType, StructField, StructType
 
 from ..config.topic_configs import ConfigSource
-from .compaction import (
-    _batch_rows,
-    _collect_context,
-    _partition_input,
-    _problem_rows,
-    _record_rows,
-    _segment_listing,
-    partition_markers,
-    resolve_settings,
-)
+from .compaction import resolve_settings
 from .keys import PARTITION
+from .partition_input import (
+    PartitionContext,
+    batch_rows,
+    collect_partition_context,
+    partition_input,
+    partition_markers,
+    problem_rows,
+    record_rows,
+)
 
 OPEN_TRANSACTION = StructType([
     StructField("producerId", LongType()),
@@ -52,21 +52,21 @@ LOG_OFFSETS = StructType([
 
 
 def log_offsets(records: DataFrame, batches: DataFrame, segments: DataFrame, partition_files: DataFrame,
-                configs: ConfigSource, now_ms: int) -> DataFrame:
+                configs: ConfigSource, now_ms: int, context: PartitionContext | None = None) -> DataFrame:
     """One row per partition with segments in each log dir (schema :data:`LOG_OFFSETS`), from the views of those
     log dirs. ``configs``: the topics' effective configs (producer.id.expiration.ms decides which producers a
-    loading broker keeps); ``now_ms``: the load time to assume."""
-    listing = _segment_listing(segments)
-    names = sorted({r.topic for r in listing if r.topic is not None})
+    loading broker keeps); ``now_ms``: the load time to assume; ``context``: the partitions' context a job already
+    collected from the same views, for every topic (None: collected here)."""
+    context = context if context is not None else collect_partition_context(segments, partition_files)
+    names = context.topics
     spark = segments.sparkSession
     if not names:
         return spark.createDataFrame([], LOG_OFFSETS)
     settings = resolve_settings(configs, names)
-    context = _collect_context(listing, partition_files, names)
     controls = records.where(F.col("isControl") & F.col("snapshotEndOffset").isNull())
     live = batches.where(F.col("snapshotEndOffset").isNull())
-    rows = (_batch_rows(live).unionByName(_record_rows(controls), allowMissingColumns=True)
-            .unionByName(_problem_rows(live), allowMissingColumns=True))
+    rows = (batch_rows(live).unionByName(record_rows(controls), allowMissingColumns=True)
+            .unionByName(problem_rows(live), allowMissingColumns=True))
     rows = rows.unionByName(partition_markers(spark, context), allowMissingColumns=True)
     return rows.groupBy(*PARTITION).applyInArrow(_offsets_function(context, settings, int(now_ms)), LOG_OFFSETS)
 
@@ -86,7 +86,7 @@ def _open_transactions(batches: list, open_txns: dict[int, int]) -> list[dict]:
     return out
 
 
-def _offsets_function(context: dict, settings: dict, now_ms: int):
+def _offsets_function(context: PartitionContext, settings: dict, now_ms: int):
     def run(key, table):
         import pyarrow as pa
 
@@ -94,10 +94,10 @@ def _offsets_function(context: dict, settings: dict, now_ms: int):
         from .cleaner import LogSegments, load_offsets, place_batches
 
         log_dir, topic, partition = (k.as_py() for k in key)
-        c = context.get((log_dir, topic, partition))
+        c = context.partitions.get((log_dir, topic, partition))
         if c is None or not c["segments"]:
             return pa.Table.from_pylist([], schema=arrow_schema(LOG_OFFSETS))
-        inp = _partition_input(table, (log_dir, topic, partition), c, settings[topic])
+        inp = partition_input(table, (log_dir, topic, partition), c, settings[topic])
         segs = LogSegments(inp.segments)
         ordered, _ = place_batches(inp.batches, segs)
         offsets, state = load_offsets(inp, segs, ordered, now_ms)
