@@ -42,32 +42,12 @@ def _open_index(absolute_path: str) -> None:
         raise ToolCrash("java.lang.IllegalArgumentException", "Invalid max index size: -1") from e
 
 
-def _offset_sanity(index: OffsetIndex, absolute_path: str) -> None:
-    """OffsetIndex.sanityCheck (storage/.../internals/log/OffsetIndex.java), raising as it does."""
-    if index.slot_count and index.last_slot_offset is not None and index.last_slot_offset < index.base_offset:
-        raise ToolCrash(CORRUPT_INDEX, f"Corrupt index found, index file {absolute_path} has non-zero size but the "
-                        f"last offset is {index.last_slot_offset} which is less than the base offset "
-                        f"{index.base_offset}")
-    if index.length % 8:
-        raise ToolCrash(CORRUPT_INDEX, f"Index file {absolute_path} is corrupt, found {index.length} bytes which is "
-                        "neither positive nor a multiple of 8")
-
-
-def _time_sanity(index: TimeIndex, absolute_path: str) -> None:
-    """TimeIndex.sanityCheck: the last RAW slot against the first slot and the base offset."""
-    first, last = index.first_slot, index.last_slot
-    if first is not None and last is not None:
-        if last.timestamp < first.timestamp:
-            raise ToolCrash(CORRUPT_INDEX, f"Corrupt time index found, time index file ({absolute_path}) has non-zero "
-                            f"size but the last timestamp is {last.timestamp} which is less than the first timestamp "
-                            f"{first.timestamp}")
-        if last.offset < index.base_offset:
-            raise ToolCrash(CORRUPT_INDEX, f"Corrupt time index found, time index file ({absolute_path}) has non-zero "
-                            f"size but the last offset is {last.offset} which is less than the first offset "
-                            f"{index.base_offset}")
-    if index.length % 12:
-        raise ToolCrash(CORRUPT_INDEX, f"Time index file {absolute_path} is corrupt, found {index.length} bytes which "
-                        "is neither positive nor a multiple of 12")
+def _sanity(index: OffsetIndex | TimeIndex, absolute_path: str) -> None:
+    """The index's sanityCheck (storage/.../internals/log/OffsetIndex.java, TimeIndex.java), raising as it does
+    at the first condition that fails."""
+    failures = index.kafka_sanity_failures()
+    if failures:
+        raise ToolCrash(CORRUPT_INDEX, failures[0].exception_message(absolute_path))
 
 
 def dump_index(path: str, absolute_path: str, opts: DumpOptions, errors: ToolErrors) -> Iterator[str]:
@@ -81,7 +61,7 @@ def dump_index(path: str, absolute_path: str, opts: DumpOptions, errors: ToolErr
         yield f"{path} is empty."
         return
     if opts.index_sanity_check:
-        _offset_sanity(index, absolute_path)
+        _sanity(index, absolute_path)
         yield f"{path} passed sanity check."
         return
     for offset, position in zip(index.offsets.tolist(), index.positions.tolist(), strict=True):
@@ -132,7 +112,7 @@ def dump_time_index(path: str, absolute_path: str, opts: DumpOptions, errors: To
     _open_index(absolute_path)
     index = TimeIndex.read(path, base_offset=base)
     if opts.index_sanity_check:
-        _time_sanity(index, absolute_path)
+        _sanity(index, absolute_path)
         yield f"{path} passed sanity check."
         return
     prev = NO_TIMESTAMP

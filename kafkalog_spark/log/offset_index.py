@@ -72,6 +72,24 @@ def first_violation_findings(path: str, bad_slots: np.ndarray, entry_size: int, 
     return out
 
 
+class SanityFailure(NamedTuple):
+    """One condition of Kafka's index sanityCheck that fails: our finding (kind, position, detail, severity) and
+    the CorruptIndexException message Kafka throws (``{path}`` standing for the index's absolute path), so that
+    validation and ``kafkalog dump --index-sanity-check`` apply the one check."""
+
+    kind: str
+    position: int
+    detail: str
+    exception: str
+    severity: Severity = Severity.ERROR
+
+    def finding(self, path: str) -> Finding:
+        return Finding(path, self.position, self.kind, self.detail, self.severity)
+
+    def exception_message(self, absolute_path: str) -> str:
+        return self.exception.replace("{path}", absolute_path)
+
+
 class IndexFile:
     """``read``/``from_bytes`` shared by the offset and time indexes: read (capped), ``_parse``, then the
     class's ``sanity_check``. ``KIND`` prefixes the finding kinds (``index_too_large``, ...)."""
@@ -188,20 +206,30 @@ class OffsetIndex(IndexFile):
             return OffsetPosition(self.base_offset, 0)
         return self.entry(slot)
 
-    def sanity_check(self) -> list[Finding]:
-        """Kafka's OffsetIndex.sanityCheck (length a multiple of 8; the last slot's offset not below the
-        base offset; both on the raw file as Kafka sees it), plus ordering checks over the valid entries:
-        offsets and positions strictly increasing, neither negative."""
-        out: list[Finding] = []
-        if self.length % ENTRY_SIZE:
-            out.append(Finding(self.path, self.slot_count * ENTRY_SIZE, "index_length_not_multiple",
-                               f"index is {self.length} bytes, not a multiple of {ENTRY_SIZE}: "
-                               f"{self.length % ENTRY_SIZE} trailing bytes (Kafka's sanity check fails)",
-                               Severity.ERROR))
+    def kafka_sanity_failures(self) -> list[SanityFailure]:
+        """Kafka's OffsetIndex.sanityCheck, in its order, on the raw file as Kafka sees it: the last slot's offset
+        not below the base offset, the length a multiple of 8."""
+        out = []
         if self.slot_count and self.last_slot_offset is not None and self.last_slot_offset < self.base_offset:
-            out.append(Finding(self.path, (self.slot_count - 1) * ENTRY_SIZE, "index_last_offset_below_base",
-                               f"last offset {self.last_slot_offset} is below the base offset "
-                               f"{self.base_offset} (Kafka's sanity check fails)", Severity.ERROR))
+            out.append(SanityFailure(
+                "index_last_offset_below_base", (self.slot_count - 1) * ENTRY_SIZE,
+                f"last offset {self.last_slot_offset} is below the base offset {self.base_offset} (Kafka's sanity "
+                "check fails)",
+                f"Corrupt index found, index file {{path}} has non-zero size but the last offset is "
+                f"{self.last_slot_offset} which is less than the base offset {self.base_offset}"))
+        if self.length % ENTRY_SIZE:
+            out.append(SanityFailure(
+                "index_length_not_multiple", self.slot_count * ENTRY_SIZE,
+                f"index is {self.length} bytes, not a multiple of {ENTRY_SIZE}: {self.length % ENTRY_SIZE} trailing "
+                "bytes (Kafka's sanity check fails)",
+                f"Index file {{path}} is corrupt, found {self.length} bytes which is neither positive nor a multiple "
+                f"of {ENTRY_SIZE}"))
+        return out
+
+    def sanity_check(self) -> list[Finding]:
+        """:meth:`kafka_sanity_failures` as findings, plus ordering checks over the valid entries: offsets and
+        positions strictly increasing, neither negative."""
+        out = [f.finding(self.path) for f in self.kafka_sanity_failures()]
         out.extend(first_violation_findings(
             self.path, np.flatnonzero(self.offsets < self.base_offset), ENTRY_SIZE, "index_offset_below_base",
             "offset is below the base offset (negative relative offset)"))

@@ -16,7 +16,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..findings import Finding, Severity
-from .offset_index import IndexFile, first_violation_findings
+from .offset_index import IndexFile, SanityFailure, first_violation_findings
 
 ENTRY_SIZE = 12
 TIME_INDEX_DTYPE = np.dtype([("timestamp", ">i8"), ("relative_offset", ">i4")])
@@ -103,33 +103,43 @@ class TimeIndex(IndexFile):
             return TimestampOffset(NO_TIMESTAMP, self.base_offset)
         return self.entry(slot)
 
-    def sanity_check(self) -> list[Finding]:
-        """Kafka's TimeIndex.sanityCheck on the raw file (length a multiple of 12; last slot's timestamp
-        not below the first's; last slot's offset not below the base), plus ordering over the valid
-        entries: timestamps strictly increasing, offsets non-decreasing and not below the base.
+    def kafka_sanity_failures(self) -> list[SanityFailure]:
+        """Kafka's TimeIndex.sanityCheck, in its order, on the raw file: the last RAW slot's timestamp not below
+        the first slot's, its offset not below the base offset, the length a multiple of 12.
 
         Kafka's check reads the last RAW slot, so an untrimmed zero tail fails it (timestamp 0 < first):
-        that is reported as a warning when the zero tail explains it, an error otherwise.
+        our finding is then a warning when the zero tail explains it, an error otherwise.
         """
-        out: list[Finding] = []
-        if self.length % ENTRY_SIZE:
-            out.append(Finding(self.path, self.slot_count * ENTRY_SIZE, "timeindex_length_not_multiple",
-                               f"time index is {self.length} bytes, not a multiple of {ENTRY_SIZE}: "
-                               f"{self.length % ENTRY_SIZE} trailing bytes (Kafka's sanity check fails)",
-                               Severity.ERROR))
-        if self.first_slot is not None and self.last_slot is not None:
+        out = []
+        first, last = self.first_slot, self.last_slot
+        if first is not None and last is not None:
             last_pos = (self.slot_count - 1) * ENTRY_SIZE
-            why = " (Kafka's sanity check fails" + (
-                ", because of the zero tail)" if self.has_zero_tail else ")")
-            sev = Severity.WARNING if self.has_zero_tail else Severity.ERROR
-            if self.last_slot.timestamp < self.first_slot.timestamp:
-                out.append(Finding(self.path, last_pos, "timeindex_last_timestamp_before_first",
-                                   f"last timestamp {self.last_slot.timestamp} is below the first "
-                                   f"{self.first_slot.timestamp}{why}", sev))
-            if self.last_slot.offset < self.base_offset:
-                out.append(Finding(self.path, last_pos, "timeindex_last_offset_below_base",
-                                   f"last offset {self.last_slot.offset} is below the base offset "
-                                   f"{self.base_offset}{why}", Severity.ERROR))
+            why = " (Kafka's sanity check fails" + (", because of the zero tail)" if self.has_zero_tail else ")")
+            corrupt = "Corrupt time index found, time index file ({path}) has non-zero size but the last "
+            if last.timestamp < first.timestamp:
+                out.append(SanityFailure(
+                    "timeindex_last_timestamp_before_first", last_pos,
+                    f"last timestamp {last.timestamp} is below the first {first.timestamp}{why}",
+                    f"{corrupt}timestamp is {last.timestamp} which is less than the first timestamp {first.timestamp}",
+                    Severity.WARNING if self.has_zero_tail else Severity.ERROR))
+            if last.offset < self.base_offset:
+                out.append(SanityFailure(
+                    "timeindex_last_offset_below_base", last_pos,
+                    f"last offset {last.offset} is below the base offset {self.base_offset}{why}",
+                    f"{corrupt}offset is {last.offset} which is less than the first offset {self.base_offset}"))
+        if self.length % ENTRY_SIZE:
+            out.append(SanityFailure(
+                "timeindex_length_not_multiple", self.slot_count * ENTRY_SIZE,
+                f"time index is {self.length} bytes, not a multiple of {ENTRY_SIZE}: {self.length % ENTRY_SIZE} "
+                "trailing bytes (Kafka's sanity check fails)",
+                f"Time index file {{path}} is corrupt, found {self.length} bytes which is neither positive nor a "
+                f"multiple of {ENTRY_SIZE}"))
+        return out
+
+    def sanity_check(self) -> list[Finding]:
+        """:meth:`kafka_sanity_failures` as findings, plus ordering over the valid entries: timestamps strictly
+        increasing, offsets non-decreasing and not below the base."""
+        out = [f.finding(self.path) for f in self.kafka_sanity_failures()]
         out.extend(first_violation_findings(
             self.path, np.flatnonzero(self.offsets < self.base_offset), ENTRY_SIZE,
             "timeindex_offset_below_base", "offset is below the base offset (negative relative offset)"))
