@@ -11,7 +11,7 @@ from functools import lru_cache
 import numpy as np
 import pyarrow as pa
 
-from .scan import MAX_TIMESTAMP_MS, MIN_TIMESTAMP_MS, label_rows
+from .compiled_scanners import MAX_TIMESTAMP_MS, MIN_TIMESTAMP_MS, label_rows
 
 __all__ = ["MAX_TIMESTAMP_MS", "MIN_TIMESTAMP_MS", "Buffers", "LabelColumn", "constant", "labels", "nullable",
            "record_batch", "string_labels", "timestamps_ms"]

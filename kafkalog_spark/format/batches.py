@@ -12,11 +12,11 @@ import pyarrow as pa
 from ..findings import Finding
 from ..schemas import BATCHES, RECORDS, arrow_schema
 from . import arrow
+from .compiled_scanners import V2_HEADER_SIZE, parse_v2_headers
 from .compression import CODEC_LABELS
 from .crc import crc32c
 from .legacy import LegacyFormatError, LegacyMessage, parse_message
-from .native import crc32c_ranges, use_crc
-from .scan import V2_HEADER_SIZE, parse_v2_headers
+from .native.crc32c_hw import crc32c_ranges, use_crc
 
 INT32_MAX = 2**31 - 1
 TIMESTAMP_TYPES = ("CreateTime", "LogAppendTime", "NoTimestampType")

@@ -1,7 +1,7 @@
 """Legacy message sets (magic 0 and 1): entries, compressed wrappers and their inner messages.
 
 Legacy data is rare on modern brokers (only logs written before 0.11 and never rewritten), so this is
-plain Python: clarity over speed. The v2 hot path is in :mod:`kafkalog_spark.format.scan`.
+plain Python: clarity over speed. The v2 hot path is in :mod:`kafkalog_spark.format.compiled_scanners`.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 v2 batches: the record bytes of a run of batches (the chunk itself when uncompressed; otherwise one reused
 buffer the compiled LZ4/zstd loops, or the Python codecs, decompress into) go through one compiled pass,
-``scan.decode_records``, that validates every record and writes the Arrow buffers of the records view
+``compiled_scanners.decode_records``, that validates every record and writes the Arrow buffers of the records view
 directly; Python only sizes the buffers, wraps them and reports findings. Per-record cost on the benchmark
 files: ~40 ns decoding plus the decompression (see tests/bench/breakdown.py). Legacy entries (rare) go
 through the Python legacy reader."""
@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import struct
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import pyarrow as pa
@@ -31,30 +32,7 @@ from .batches import (
     stamp,
     view_schema,
 )
-from .compression import (
-    CODEC_LABELS,
-    DEFAULT_MAX_DECOMPRESSED,
-    DOUBLING_LIMIT,
-    ByteBuffer,
-    Codec,
-    DecompressionError,
-    Output,
-    decompress_into,
-)
-from .java_text import java_utf8
-from .legacy import LegacyMessage, deep_messages
-from .native import (
-    LZ4_DONE,
-    LZ4_NATIVE,
-    LZ4_NEED_SPACE,
-    lz4_frames,
-    lz4_header_checksums,
-    use_lz4,
-    use_zstd,
-    zstd_context,
-    zstd_frames,
-)
-from .scan import (
+from .compiled_scanners import (
     FULL_HEADER_KEYS,
     FULL_HEADER_VALUES,
     FULL_HEADERS,
@@ -69,6 +47,21 @@ from .scan import (
     decode_records,
     record_capacity,
 )
+from .compression import (
+    CODEC_LABELS,
+    DEFAULT_MAX_DECOMPRESSED,
+    DOUBLING_LIMIT,
+    ByteBuffer,
+    Codec,
+    DecompressionError,
+    Output,
+    decompress_into,
+)
+from .java_text import java_utf8
+from .legacy import LegacyMessage, deep_messages
+from .native import frames_stop
+from .native.lz4_block import LZ4_NATIVE, lz4_frames, lz4_header_checksums, use_lz4
+from .native.zstd_dctx import use_zstd, zstd_context, zstd_frames
 
 # ControlRecordType ids, as Kafka names them
 CONTROL_TYPES = {0: "ABORT", 1: "COMMIT", 2: "LEADER_CHANGE", 3: "SNAPSHOT_HEADER", 4: "SNAPSHOT_FOOTER",
@@ -202,6 +195,29 @@ def _decompressed(chunk, h: V2Headers, starts: np.ndarray, ends: np.ndarray, ctx
         _dec_pool.give(dec)
 
 
+def _lz4_run(buf, starts, ends, i, stop, out, o, cap, r_start, r_end, redo):
+    return lz4_frames(buf, starts, ends, i, stop, out, o, cap, GROUP_BYTES, _LZ4_HC, r_start, r_end, redo)
+
+
+def _zstd_run(buf, starts, ends, i, stop, out, o, cap, r_start, r_end, redo):
+    # redo holds each failing batch's zstd error code; one that stopped at the cap may also be corrupt, which Kafka
+    # (streaming, no cap) would report
+    return zstd_frames(buf, starts, ends, i, stop, out, o, cap, GROUP_BYTES, zstd_context(), r_start, r_end, redo)
+
+
+class _Kernel(NamedTuple):
+    """A codec's compiled kernel: whether it may run (library present, not python_only), the call over a run of
+    batches of that codec (returns (next batch, o, :mod:`.native.frames_stop` reason)), and the dtype of its
+    per-batch mark of the batches it leaves to the Python path (non-zero: left)."""
+
+    usable: Callable[[], bool]
+    run: Callable[..., tuple[int, int, int]]
+    redo_dtype: type
+
+
+_KERNELS = {Codec.LZ4: _Kernel(use_lz4, _lz4_run, bool), Codec.ZSTD: _Kernel(use_zstd, _zstd_run, np.int64)}
+
+
 def _fill_groups(chunk, h: V2Headers, starts: np.ndarray, ends: np.ndarray, ctx: SegmentContext,
                  findings: list[Finding], cap: int, dec: ByteBuffer):
     buf = chunk.buf
@@ -210,8 +226,7 @@ def _fill_groups(chunk, h: V2Headers, starts: np.ndarray, ends: np.ndarray, ctx:
     r_start = np.zeros(nb, np.int64)
     r_end = np.zeros(nb, np.int64)
     counts = h.records_count.copy()
-    python = np.zeros(nb, bool)
-    zstd_error = np.zeros(nb, np.int64)
+    redo = {c: np.zeros(nb, k.redo_dtype) for c, k in _KERNELS.items()}
     # end of the run of equal codecs each batch starts
     change = np.flatnonzero(np.diff(codec)) + 1
     run_end = np.repeat(np.append(change, nb), np.diff(np.concatenate(([0], change, [nb]))))
@@ -219,33 +234,20 @@ def _fill_groups(chunk, h: V2Headers, starts: np.ndarray, ends: np.ndarray, ctx:
     while i < nb:
         out = dec.array
         c = int(codec[i])
-        if c == Codec.LZ4 and use_lz4():
-            j, o, reason = lz4_frames(buf, starts, ends, i, int(run_end[i]), out, o, cap, GROUP_BYTES, _LZ4_HC,
-                                      r_start, r_end, python)
-            for k in np.flatnonzero(python[i:j]) + i:
+        kernel = _KERNELS.get(c)
+        if kernel is not None and kernel.usable():
+            marks = redo[c]
+            j, o, reason = kernel.run(buf, starts, ends, i, int(run_end[i]), out, o, cap, r_start, r_end, marks)
+            # a batch the kernel left is read by the Python path, which handles the variant or words the finding
+            for k in np.flatnonzero(marks[i:j]) + i:
                 o = _python_batch(chunk, h, int(k), starts, ends, o, cap, r_start, r_end, counts, ctx, findings,
                                   dec)
-            python[i:j] = False
+            marks[i:j] = 0
             i = j
-            if reason == LZ4_NEED_SPACE:
+            if reason == frames_stop.NEED_SPACE:
                 dec.grow(o, _more_room(len(out) - o, cap))
                 continue
-            if reason == LZ4_DONE and o < GROUP_BYTES:
-                continue
-        elif c == Codec.ZSTD and use_zstd():
-            j, o, reason = zstd_frames(buf, starts, ends, i, int(run_end[i]), out, o, cap, GROUP_BYTES,
-                                       zstd_context(), r_start, r_end, zstd_error)
-            # a failing batch is read again by the Python path, which words the finding (as for LZ4): one that
-            # stopped at the cap may also be corrupt, which Kafka (streaming, no cap) would report
-            for k in np.flatnonzero(zstd_error[i:j]) + i:
-                o = _python_batch(chunk, h, int(k), starts, ends, o, cap, r_start, r_end, counts, ctx, findings,
-                                  dec)
-            zstd_error[i:j] = 0
-            i = j
-            if reason == LZ4_NEED_SPACE:
-                dec.grow(o, _more_room(len(out) - o, cap))
-                continue
-            if reason == LZ4_DONE and o < GROUP_BYTES:
+            if reason == frames_stop.DONE and o < GROUP_BYTES:
                 continue
         else:
             o = _python_batch(chunk, h, i, starts, ends, o, cap, r_start, r_end, counts, ctx, findings, dec)

@@ -17,8 +17,7 @@ import numpy as np
 import pyarrow.fs as pafs
 
 from ..findings import Finding, Severity
-from ..format.crc import crc32c
-from ..format.scan import (
+from ..format.compiled_scanners import (
     LOG_OVERHEAD,
     MIN_ENTRY_SIZE,
     SCAN_CORRUPT_SIZE,
@@ -26,6 +25,7 @@ from ..format.scan import (
     find_v2_candidates,
     scan_entries,
 )
+from ..format.crc import crc32c
 from .files import open_read
 
 DEFAULT_CHUNK_BYTES = 8 * 1024 * 1024

@@ -128,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
         pairs = [(args.measure / f"bomb-{sorted(CODECS).index(c)}" / "00000000000000000000.log",
                   args.measure / f"bomb-{sorted(CODECS).index(c)}" / "00000000000000000001.log") for c in args.codecs]
         if args.python_only:
-            from kafkalog_spark.format.native import python_only
+            from kafkalog_spark.format.native.switch import python_only
 
             with python_only():
                 result = measure(pairs, args.cap_mib * MIB)

@@ -4,7 +4,7 @@ Each case is a small `.log` file: entries built from scratch (tests/fuzz/builder
 framings, v0/v1/v2, control and transactional batches) or taken from the real corpus (data/samples/broker,
 data/samples/legacy), then mutated (bit flips, damage behind a recomputed CRC, truncated payloads, changed
 header fields, foreign codecs, spliced garbage, decompression bombs) or truncated. Both paths read it
-(``kafkalog_spark.format.native.python_only`` selects the Python one) in the records and batches views, with
+(``kafkalog_spark.format.native.switch.python_only`` selects the Python one) in the records and batches views, with
 a random decompression cap and chunk size; the case fails when either raises, or when the rows or the
 findings differ. A failing input is kept under tests/fuzz/regressions/ (the bytes and a JSON of how it was
 read), and tests/test_fuzz_decoders.py replays every one of them.
@@ -35,7 +35,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from kafkalog_spark.findings import Finding
-from kafkalog_spark.format.native import python_only
+from kafkalog_spark.format.native.switch import python_only
 from kafkalog_spark.log.reader import iter_segment
 from tests.fuzz import builder
 

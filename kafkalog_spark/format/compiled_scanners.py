@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .native import copy_bytes, memcpy, prefetch, prefetch_write
+from .native.memory import copy_bytes, memcpy, prefetch, prefetch_write
 
 # Framing shared by every magic: offset int64, size int32, then the body (magic at byte 16).
 LOG_OVERHEAD = 12
