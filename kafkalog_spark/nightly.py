@@ -218,8 +218,8 @@ def _kafka_version(value: object) -> KafkaVersion:
         raise ConfigError(f"[configs] kafka_version: {e}", key="kafka_version") from None
 
 
-def read_views(spark: SparkSession, log_dirs: Sequence[str], include_internal: bool = True,
-               max_split_bytes: str = "128m", configs: TopicConfigs | None = None) -> dict[str, DataFrame]:
+def read_cached_views(spark: SparkSession, log_dirs: Sequence[str], include_internal: bool = True,
+                      max_split_bytes: str = "128m", configs: TopicConfigs | None = None) -> dict[str, DataFrame]:
     """The source's views over ``log_dirs``, cached: every analysis reads them again. The records are decoded once,
     into their aggregates (the record_stats view, computed in the tasks that decode them); the records view holds
     only what the analyses read record by record: the control records (the tasks decode the control batches
@@ -415,7 +415,7 @@ def analyse(spark: SparkSession, log_dirs: Sequence[str], started: dt.datetime, 
     """Every table over ``log_dirs``, read in one job, each row marked by its ``logDir``, as of ``started``
     (``alternative``: the forecast's what-if configs). The views it caches are appended to ``cached``: unpersist
     them once the tables are used."""
-    views = read_views(spark, log_dirs, include_internal, max_split_bytes, configs)
+    views = read_cached_views(spark, log_dirs, include_internal, max_split_bytes, configs)
     cached += views.values()
     tables = compute(spark, views, configs, log_dirs, int(started.timestamp() * 1000), alternative)
     # partition_stats and log_dir_stats are built on segment_stats: cached, it is computed once, not per table

@@ -14,7 +14,7 @@ import pytest
 from kafkalog_spark import __version__
 from kafkalog_spark.cli import main
 from kafkalog_spark.commands import output
-from kafkalog_spark.commands.inputs import check_log_dirs
+from kafkalog_spark.commands.arguments import check_log_dirs
 from kafkalog_spark.commands.junit import junit_xml
 from kafkalog_spark.finding_kinds import KINDS
 

@@ -243,7 +243,7 @@ def _predict(spark, snap: Path, topics, now_ms: int, extra=None, *, table=None,
     (by default the broker's)."""
     from pyspark.sql import functions as F
 
-    from kafkalog_spark.analysis.compaction import preview_log_dirs, read_views
+    from kafkalog_spark.analysis.compaction import preview_log_dirs, read_compaction_views
 
     preview = preview_log_dirs(spark, [str(snap)], _configs(topics, extra, table, broker_version), now_ms,
                                topics=list(topics), kafka_version=version or broker_version)
@@ -254,7 +254,7 @@ def _predict(spark, snap: Path, topics, now_ms: int, extra=None, *, table=None,
         out[r.topic].segments.append(r)
     for r in preview.records.collect():
         out[r.topic].fates.append(r)
-    before = read_views(spark, [str(snap)], topics)["records"].where("problem is null")
+    before = read_compaction_views(spark, [str(snap)], topics)["records"].where("problem is null")
     for r in before.select("topic", "offset", F.md5("key").alias("keyHash"), "isControl").collect():
         out[r.topic].before[r.offset] = r
     preview.unpersist()
@@ -264,12 +264,12 @@ def _predict(spark, snap: Path, topics, now_ms: int, extra=None, *, table=None,
 def _observe(spark, broker, snap: Path, passes: dict[str, Pass]) -> None:
     from pyspark.sql import functions as F
 
-    from kafkalog_spark.analysis.compaction import read_views
+    from kafkalog_spark.analysis.compaction import read_compaction_views
 
     topics = list(passes)
     for p in passes.values():
         p.observed_ms = int(time.time() * 1000)
-    views = read_views(spark, [str(snap)], topics)
+    views = read_compaction_views(spark, [str(snap)], topics)
     for r in views["records"].where("problem is null").select(
             "topic", "offset", F.md5("key").alias("keyHash"), "isControl", "controlType",
             F.col("value").isNull().alias("isNull"), "segmentBaseOffset", "position").collect():

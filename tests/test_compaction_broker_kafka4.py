@@ -110,9 +110,10 @@ def run4(spark, tmp_path_factory):
         passes = _predict(spark, snap, topics, now, table=TOPICS4, broker_version=KafkaVersion.V4)
         as_39 = _predict(spark, snap, ["cp-lastbatch"], now, table=TOPICS4, broker_version=KafkaVersion.V4,
                          version=KafkaVersion.V3_9)
-        from kafkalog_spark.analysis.compaction import read_views
+        from kafkalog_spark.analysis.compaction import read_compaction_views
 
-        batches_before = read_views(spark, [str(snap)], ["cp-abort-last"])["batches"].where("problem is null").collect()
+        batches_before = (read_compaction_views(spark, [str(snap)], ["cp-abort-last"])["batches"]
+                          .where("problem is null").collect())
         timings["previews"] = time.monotonic() - t0
 
         t0 = time.monotonic()

@@ -395,7 +395,7 @@ def _config(topic: str, what_if=()):
 
 @pytest.fixture(scope="module")
 def corpus(spark, samples: Path):
-    from kafkalog_spark.analysis.compaction import preview_log_dirs, read_views
+    from kafkalog_spark.analysis.compaction import preview_log_dirs, read_compaction_views
 
     preview = preview_log_dirs(spark, [str(samples / "broker"), str(samples / "legacy")], _config, LATER)
     parts = {r.topic: r for r in preview.partitions.collect()}
@@ -403,7 +403,7 @@ def corpus(spark, samples: Path):
     records = [r.asDict() for r in preview.records.collect()]
     from pyspark.sql import functions as F
 
-    views = read_views(spark, [str(samples / "broker"), str(samples / "legacy")])
+    views = read_compaction_views(spark, [str(samples / "broker"), str(samples / "legacy")])
     raw = [r.asDict() for r in views["records"].where("problem is null").select(
         "topic", "offset", F.md5("key").alias("keyHash"), "isControl").collect()]
     yield {"preview": preview, "parts": parts, "segments": segments, "records": records, "raw": raw}

@@ -460,7 +460,7 @@ def test_a_cli_value_out_of_range_is_one_line_and_exit_2(args: list[str], names:
 
 
 def test_the_last_time_iso_8601_can_write_is_taken() -> None:
-    from kafkalog_spark.commands.inputs import parse_time
+    from kafkalog_spark.commands.arguments import parse_time
 
     assert parse_time("9999-12-31T23:59:59.999Z", "--as-of") == 253402300799999 == parse_time("253402300799999", "x")
     assert parse_time("1970-01-01T00:00:00Z", "--as-of") == 0

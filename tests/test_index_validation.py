@@ -11,12 +11,17 @@ import pytest
 
 from kafkalog_spark import read_log
 from kafkalog_spark.analysis.index_entries import SegmentBatches, offset_entry_findings, time_entry_findings
-from kafkalog_spark.analysis.index_validation import INDEX_FINDINGS, index_findings, log_dirs_of, read_views
+from kafkalog_spark.analysis.index_validation import (
+    INDEX_FINDINGS,
+    index_findings,
+    log_dirs_of,
+    read_validation_views,
+)
 
 
 def analyse(spark, *paths: Path) -> list:
     names = [str(p) for p in paths]
-    views = {k: v.cache() for k, v in read_views(spark, names).items()}
+    views = {k: v.cache() for k, v in read_validation_views(spark, names).items()}
     try:
         df = index_findings(spark, views, log_dirs_of(names))
         assert [(f.name, f.dataType) for f in df.schema] == [(f.name, f.dataType) for f in INDEX_FINDINGS]

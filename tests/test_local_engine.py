@@ -53,7 +53,7 @@ def engine_tables(spark, log_dirs: list[str], together: list[str]) -> dict[str, 
     validation findings, the retention plan and the compaction preview; and the index findings of ``together``
     read as one (partitions in several dirs)."""
     from kafkalog_spark.analysis.compaction import preview_log_dirs
-    from kafkalog_spark.analysis.index_validation import index_findings, log_dirs_of, read_views, validate
+    from kafkalog_spark.analysis.index_validation import index_findings, log_dirs_of, read_validation_views, validate
     from kafkalog_spark.analysis.retention import retention_plan
     from kafkalog_spark.analysis.segment_stats import segment_stats
     from kafkalog_spark.source import read_views as source_views
@@ -69,7 +69,7 @@ def engine_tables(spark, log_dirs: list[str], together: list[str]) -> dict[str, 
         out[f"compaction_preview.segments {d}"] = _rows(preview.segments)
         preview.unpersist()
     out["validate"] = _rows(validate(spark, log_dirs))
-    views = read_views(spark, together, records=True)
+    views = read_validation_views(spark, together, records=True)
     out["index_findings together"] = _rows(index_findings(spark, views, log_dirs_of(together)))
     return out
 

@@ -137,7 +137,7 @@ def test_records_without_payloads_keep_what_the_analyses_need(spark, samples: Pa
     assert len(got) == len(expected) > 1000
     assert any(h for h, _, _ in got.values() if h > 1) and any(v == -1 for _, _, v in got.values())
     assert {k: v for k, v in got.items() if expected[k] != v} == {}
-    cached = nightly.read_views(spark, [paths[0]])
+    cached = nightly.read_cached_views(spark, [paths[0]])
     try:
         assert "value" not in cached["records"].columns and "headerBytes" in cached["records"].columns
     finally:

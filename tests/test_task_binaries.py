@@ -53,10 +53,10 @@ def test_the_warning_is_seen(spark) -> None:
 
 def test_segment_stats_tasks_stay_under_spark_s_warning_size(spark, samples: Path) -> None:
     from kafkalog_spark.analysis.segment_stats import segment_stats
-    from kafkalog_spark.nightly import read_views
+    from kafkalog_spark.nightly import read_cached_views
 
     # The nightly job's cached views: the records without payloads, a projection Spark sizes at ~6e18 bytes.
-    views = read_views(spark, [str(samples / "live-copy")])
+    views = read_cached_views(spark, [str(samples / "live-copy")])
     try:
         # The job's earlier queries leave the segments view materialized: Spark then knows it is small, what
         # made it the filters' source (status = 'live' its selective predicate)

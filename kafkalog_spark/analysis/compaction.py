@@ -335,7 +335,7 @@ def compaction_preview(records: DataFrame, batches: DataFrame, segments: DataFra
     return CompactionPreview(parts, segs, recs, out)
 
 
-def read_views(spark, paths: list[str], topics: Iterable[str] | None = None) -> dict[str, DataFrame]:
+def read_compaction_views(spark, paths: list[str], topics: Iterable[str] | None = None) -> dict[str, DataFrame]:
     """The four views :func:`compaction_preview` needs, for log dirs or partition dirs."""
     from ..source import read_views as source_views
 
@@ -345,6 +345,6 @@ def read_views(spark, paths: list[str], topics: Iterable[str] | None = None) -> 
 
 def preview_log_dirs(spark, paths: list[str], configs: ConfigSource, now_ms: int, **kwargs: Any) -> CompactionPreview:
     """:func:`compaction_preview` on the views of ``paths`` (log dirs or partition dirs)."""
-    v = read_views(spark, paths, kwargs.get("topics"))
+    v = read_compaction_views(spark, paths, kwargs.get("topics"))
     return compaction_preview(v["records"], v["batches"], v["segments"], v["partition_files"], configs, now_ms,
                               **kwargs)

@@ -2,7 +2,7 @@
 
 A function of DataFrames: the ``consumer_offsets`` view (or table) and the partitions' offsets as the broker
 loads the log (``compaction_preview``'s partitions: log start, log end, high watermark; one home for those rules,
-:mod:`.cleaner.log_offsets`). The committed offset of each group and partition is the version the coordinator
+:mod:`.cleaner.log_load`). The committed offset of each group and partition is the version the coordinator
 holds (``isLatest``, not a tombstone); when several log dirs hold a replica of the same `__consumer_offsets`
 partition the most advanced (highest record offset) wins, and when several hold the committed partition the
 highest log end and log start count (the most advanced replica).

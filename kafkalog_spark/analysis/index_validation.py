@@ -9,7 +9,7 @@ time index entry against the batches of its segment) and :mod:`.partition_checks
 producer snapshots, checkpoints). Each check has a stable snake_case name; see the module docstrings for
 what each compares.
 
-    views = read_views(spark, ["/var/lib/kafka/data"])
+    views = read_validation_views(spark, ["/var/lib/kafka/data"])
     index_findings(spark, views, log_dirs=["/var/lib/kafka/data"]).where("severity = 'error'").show()
 
 Every view is read by several checks: cache them (``validate`` does) when the log dirs are large. The problem
@@ -30,7 +30,8 @@ from . import index_entries, partition_checks, segment_checks
 from .finding_columns import INDEX_FINDINGS, KEYS
 
 VIEWS = ("segments", "batches", "index", "partition_files")
-__all__ = ["INDEX_FINDINGS", "VIEWS", "index_findings", "log_dirs_of", "read_views", "validate", "validate_rows"]
+__all__ = ["INDEX_FINDINGS", "VIEWS", "index_findings", "log_dirs_of", "read_validation_views", "validate",
+           "validate_rows"]
 
 
 def index_findings(spark: SparkSession, views: Mapping[str, DataFrame], log_dirs: Sequence[str] = ()) -> DataFrame:
@@ -72,8 +73,8 @@ def log_dirs_of(paths: Sequence[str]) -> list[str]:
     return [p for p in paths if not is_partition_dir(p)]
 
 
-def read_views(spark: SparkSession, paths: Sequence[str] | str, *, records: bool = False,
-               **options: str) -> dict[str, DataFrame]:
+def read_validation_views(spark: SparkSession, paths: Sequence[str] | str, *, records: bool = False,
+                          **options: str) -> dict[str, DataFrame]:
     """The views :func:`index_findings` takes, read by the `kafkalog` source (internal topics included
     unless ``includeInternal`` says otherwise). ``records=True`` decodes the records too: the record_stats view
     (every record's decode problems) and the records view's control records (their types)."""
@@ -96,7 +97,7 @@ def validate_rows(spark: SparkSession, paths: Sequence[str] | str, *, records: b
     paths = [paths] if isinstance(paths, str) else list(paths)
     if not paths:
         raise ValueError("validate: give at least one log dir or partition dir")
-    views = read_views(spark, paths, records=records, **options)
+    views = read_validation_views(spark, paths, records=records, **options)
     if records:  # of the control records, only these columns are read
         views["records"] = views["records"].select(*KEYS, "offset", "isControl", "producerId", "controlType",
                                                    "problem")

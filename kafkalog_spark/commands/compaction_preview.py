@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import argparse
 
-from .inputs import UsageError, check_log_dirs, configs_of, parse_time
+from .arguments import UsageError, check_log_dirs, configs_of, parse_time
 from .output import add_config_arguments, iso_utc, print_json, print_table, progress, table_columns
 from .runtime import add_engine_argument, choose_engine, engine_description, spark_session, usage_errors
 

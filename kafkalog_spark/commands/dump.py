@@ -14,7 +14,7 @@ from ..format.internal_topics import (
     TRANSACTION_STATE,
 )
 from ..kafka_versions import KafkaVersion
-from .inputs import UsageError, add_kafka_version, check_paths
+from .arguments import UsageError, add_kafka_version, check_paths
 from .runtime import usage_errors
 
 INT_MAX = 2**31 - 1  # dump-log's --max-bytes and --max-message-size are Java ints

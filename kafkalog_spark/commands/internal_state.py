@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import argparse
 
-from .inputs import UsageError, check_log_dirs, configs_of, parse_time
+from .arguments import UsageError, check_log_dirs, configs_of, parse_time
 from .junit import SEVERITY_RANK
 from .output import add_config_arguments, iso_utc, print_json, print_table, progress
 from .runtime import (

@@ -7,7 +7,7 @@ import argparse
 import os
 from pathlib import Path
 
-from .inputs import add_kafka_version
+from .arguments import add_kafka_version
 from .nightly_config import load_config
 from .output import print_table, progress
 from .runtime import spark_session, usage_errors

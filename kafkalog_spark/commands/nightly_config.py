@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import os
 
-from .inputs import UsageError, check_log_dirs, check_path, local_path, topic_configs
+from .arguments import UsageError, check_log_dirs, check_path, local_path, topic_configs
 
 
 def _location(args: argparse.Namespace):

@@ -13,7 +13,7 @@ import sys
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, TextIO
 
-from .inputs import (
+from .arguments import (
     add_kafka_version,
     parse_time,  # noqa: F401 - re-exported: the commands and their tests import it from here
 )

@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 
-from .inputs import UsageError, check_log_dirs, check_output_file, configs_of, parse_time
+from .arguments import UsageError, check_log_dirs, check_output_file, configs_of, parse_time
 from .output import add_config_arguments, progress
 from .runtime import EXIT_OK, add_engine_argument, choose_engine, engine_description, spark_session, usage_errors
 

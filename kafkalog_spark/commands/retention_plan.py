@@ -14,7 +14,7 @@ import argparse
 import sys
 from typing import TextIO
 
-from .inputs import check_log_dirs, configs_of, parse_time
+from .arguments import check_log_dirs, configs_of, parse_time
 from .output import add_config_arguments, iso_utc, print_json, print_table, progress, several_log_dirs, table_columns
 from .runtime import add_engine_argument, choose_engine, engine_description, spark_session, usage_errors
 

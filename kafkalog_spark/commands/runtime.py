@@ -15,7 +15,7 @@ import tomllib
 from collections.abc import Callable
 from typing import Any
 
-from .inputs import UsageError
+from .arguments import UsageError
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
@@ -82,7 +82,7 @@ def input_bytes(paths: list[str], limit: int | None = None) -> int | None:
     """The bytes of the files under ``paths`` (globs expanded), counting up to just past ``limit``; None when a
     path is not on this machine's file system (a URI of another one), where only Spark reads it."""
     from ..log.files import expand_paths
-    from .inputs import local_path
+    from .arguments import local_path
 
     total = 0
     for path in expand_paths(paths):

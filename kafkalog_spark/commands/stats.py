@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import argparse
 
-from .inputs import check_log_dirs, check_output_file, configs_of, local_path
+from .arguments import check_log_dirs, check_output_file, configs_of, local_path
 from .junit import SEVERITY_RANK, junit_xml, partitions_read
 from .output import add_config_arguments, print_json, print_table, progress, row_dicts, table_columns
 from .runtime import (

@@ -89,6 +89,6 @@ class KafkaLogReader(DataSourceReader):
         return parts
 
     def read(self, partition: SegmentGroup) -> Iterator:
-        from .scan import read_group
+        from .task_reader import read_group
 
         yield from read_group(partition, self.options, self.pushdown, self.schema)

@@ -1,6 +1,6 @@
 """How findings reach a view's rows: as problem rows (PERMISSIVE) or as a failure (FAILFAST).
 
-Shared by the `.log` views (:mod:`.scan`) and the views that read listings and small files (:mod:`.views`).
+Shared by the `.log` views (:mod:`.task_reader`) and the views that read listings and small files (:mod:`.views`).
 """
 
 from __future__ import annotations

@@ -64,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
         for name, df in views.items():
             df.count()
             lap(f"Spark reads the {name} view (not cached)")
-        cached = nightly.read_views(spark, [log_dir])
+        cached = nightly.read_cached_views(spark, [log_dir])
         for name, df in cached.items():
             df.count()
             lap(f"Spark reads and caches the {name} view")

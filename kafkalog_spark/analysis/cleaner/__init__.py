@@ -12,7 +12,7 @@ storage's ``org.apache.kafka.storage.internals.log`` classes of the same names i
 - :mod:`.clean_pass` and :mod:`.record_filter`: ``Cleaner.doClean`` / ``cleanInto`` / ``shouldRetainRecord``
   and ``MemoryRecords.filterTo``;
 - :mod:`.transaction_metadata`: ``CleanedTransactionMetadata``;
-- :mod:`.producer_state` and :mod:`.log_offsets`: ``ProducerStateManager`` and ``UnifiedLog.lastStableOffset``;
+- :mod:`.producer_state` and :mod:`.log_load`: ``ProducerStateManager`` and ``UnifiedLog.lastStableOffset``;
 - :mod:`.log_segments`: ``LogSegments`` and ``LogSegment.largestTimestamp``;
 - :mod:`.versions`: the rules that differ between 3.9 and 4.x (KAFKA-17076 / KAFKA-20452,
   ``LogConfig.segmentSize``).
@@ -27,9 +27,9 @@ from __future__ import annotations
 
 from .clean_pass import no_pass, simulate_pass
 from .cleanable import choose_log
-from .inputs import AbortedTxn, Batch, PartitionInput, ProducerEntry, Record, Segment, varint_size
-from .log_offsets import load_offsets
+from .log_load import load_offsets
 from .log_segments import LogSegments, place_batches
+from .model_input import AbortedTxn, Batch, PartitionInput, ProducerEntry, Record, Segment, varint_size
 from .results import GroupResult, PartitionResult, RecordFate, SegmentResult
 from .settings import CleanerSettings
 

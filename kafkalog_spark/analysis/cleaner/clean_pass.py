@@ -5,8 +5,8 @@ filtered, with the delete horizons the pass uses; or, when no pass runs, every r
 from __future__ import annotations
 
 from .grouping import group_segments
-from .inputs import BATCH_OVERHEAD, Batch, PartitionInput, Segment
 from .log_segments import LogSegments
+from .model_input import BATCH_OVERHEAD, Batch, PartitionInput, Segment
 from .offset_map import build_offset_map
 from .producer_state import ProducerState
 from .record_filter import clean_batch, rebuilt_size

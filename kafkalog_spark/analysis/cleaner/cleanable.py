@@ -6,9 +6,9 @@ picked."""
 
 from __future__ import annotations
 
-from .inputs import Batch, PartitionInput
-from .log_offsets import LogOffsets
+from .log_load import LogOffsets
 from .log_segments import LogSegments, largest_timestamp
+from .model_input import Batch, PartitionInput
 from .results import PartitionResult
 from .settings import LONG_MAX, CleanerSettings
 

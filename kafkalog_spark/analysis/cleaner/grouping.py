@@ -4,7 +4,7 @@ int of its base offset."""
 
 from __future__ import annotations
 
-from .inputs import Segment
+from .model_input import Segment
 from .settings import INT_MAX
 
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..loaded_offsets import loaded_offsets, log_end_offset
-from .inputs import Batch, PartitionInput
 from .log_segments import LogSegments
+from .model_input import Batch, PartitionInput
 from .producer_state import ProducerState, load_producer_state
 
 

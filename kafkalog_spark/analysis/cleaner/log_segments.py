@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 
-from .inputs import Batch, Segment
+from .model_input import Batch, Segment
 
 
 class LogSegments:

@@ -3,8 +3,8 @@ key, as the ``SkimpyOffsetMap`` of one cleaner thread holds it, and how far the 
 
 from __future__ import annotations
 
-from .inputs import Batch, PartitionInput
 from .log_segments import LogSegments
+from .model_input import Batch, PartitionInput
 from .results import PartitionResult
 from .transaction_metadata import CleanedTransactionMetadata
 

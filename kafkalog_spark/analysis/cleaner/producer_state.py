@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .inputs import Batch, PartitionInput, ProducerEntry
+from .model_input import Batch, PartitionInput, ProducerEntry
 
 
 @dataclass

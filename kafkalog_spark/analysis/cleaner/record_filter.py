@@ -5,7 +5,7 @@ rebuilt batch."""
 
 from __future__ import annotations
 
-from .inputs import BATCH_OVERHEAD, Batch, Record, varint_size
+from .model_input import BATCH_OVERHEAD, Batch, Record, varint_size
 from .producer_state import ProducerState
 from .results import (
     ABORTED,

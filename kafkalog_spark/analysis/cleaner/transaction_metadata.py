@@ -12,7 +12,7 @@ of the partition's aborted transactions gives the same answer.
 from __future__ import annotations
 
 from ...log.aborted_transactions import AbortedTransactions
-from .inputs import AbortedTxn, Batch
+from .model_input import AbortedTxn, Batch
 
 
 class CleanedTransactionMetadata:
