@@ -96,7 +96,20 @@ class IndexFile:
 
     __slots__ = ()
     KIND = "index"
+    NAME = "index"  # as Kafka's messages name it
     ENTRY_SIZE = 8
+
+    def _length_failure(self) -> list[SanityFailure]:
+        """The last condition of both sanityChecks: the length a multiple of the entry size."""
+        length, size = self.length, self.ENTRY_SIZE
+        if not length % size:
+            return []
+        return [SanityFailure(
+            f"{self.KIND}_length_not_multiple", self.slot_count * size,
+            f"{self.NAME} is {length} bytes, not a multiple of {size}: {length % size} trailing bytes (Kafka's sanity "
+            "check fails)",
+            f"{self.NAME.capitalize()} file {{path}} is corrupt, found {length} bytes which is neither positive nor a "
+            f"multiple of {size}")]
 
     @classmethod
     def read(cls, path: str, filesystem: pafs.FileSystem | None = None, *, base_offset: int | None = None,
@@ -217,14 +230,7 @@ class OffsetIndex(IndexFile):
                 "check fails)",
                 f"Corrupt index found, index file {{path}} has non-zero size but the last offset is "
                 f"{self.last_slot_offset} which is less than the base offset {self.base_offset}"))
-        if self.length % ENTRY_SIZE:
-            out.append(SanityFailure(
-                "index_length_not_multiple", self.slot_count * ENTRY_SIZE,
-                f"index is {self.length} bytes, not a multiple of {ENTRY_SIZE}: {self.length % ENTRY_SIZE} trailing "
-                "bytes (Kafka's sanity check fails)",
-                f"Index file {{path}} is corrupt, found {self.length} bytes which is neither positive nor a multiple "
-                f"of {ENTRY_SIZE}"))
-        return out
+        return out + self._length_failure()
 
     def sanity_check(self) -> list[Finding]:
         """:meth:`kafka_sanity_failures` as findings, plus ordering checks over the valid entries: offsets and

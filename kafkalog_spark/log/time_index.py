@@ -33,6 +33,7 @@ class TimestampOffset(NamedTuple):
 @dataclass(slots=True)
 class TimeIndex(IndexFile):
     KIND = "timeindex"
+    NAME = "time index"
     ENTRY_SIZE = ENTRY_SIZE
 
     """A parsed ``.timeindex`` file.
@@ -127,14 +128,7 @@ class TimeIndex(IndexFile):
                     "timeindex_last_offset_below_base", last_pos,
                     f"last offset {last.offset} is below the base offset {self.base_offset}{why}",
                     f"{corrupt}offset is {last.offset} which is less than the first offset {self.base_offset}"))
-        if self.length % ENTRY_SIZE:
-            out.append(SanityFailure(
-                "timeindex_length_not_multiple", self.slot_count * ENTRY_SIZE,
-                f"time index is {self.length} bytes, not a multiple of {ENTRY_SIZE}: {self.length % ENTRY_SIZE} "
-                "trailing bytes (Kafka's sanity check fails)",
-                f"Time index file {{path}} is corrupt, found {self.length} bytes which is neither positive nor a "
-                f"multiple of {ENTRY_SIZE}"))
-        return out
+        return out + self._length_failure()
 
     def sanity_check(self) -> list[Finding]:
         """:meth:`kafka_sanity_failures` as findings, plus ordering over the valid entries: timestamps strictly
