@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-SAMPLES = Path(__file__).resolve().parent.parent / "data" / "samples"
+from tests.helpers.corpus import SAMPLES
 
 
 @pytest.fixture(scope="session")
