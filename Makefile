@@ -41,7 +41,8 @@ test: $(STAMP)
 
 # Every long suite, one after the other, each with its wall time; all run even when one fails, and the target fails
 # if any did. `.ci/run` runs `make test` and then this (the kill matrix at each kind of commit: KILL_MATRIX=kinds).
-INTEGRATION_SUITES ?= test-field test-packaging test-engines test-internal test-cluster test-long kill-matrix many-dirs
+# make many-dirs (memory against 50 log dirs) is left out until the run fits its budget: the rest took 60 minutes.
+INTEGRATION_SUITES ?= test-field test-packaging test-engines test-internal test-cluster test-long kill-matrix
 INTEGRATION_KILL_MATRIX ?= kinds
 test-integration: $(STAMP)
 	@failed=""; for suite in $(INTEGRATION_SUITES); do \
@@ -136,8 +137,7 @@ fuzz: $(STAMP)
 # The nightly job SIGKILLed after each of its Delta commits (every table, the manifest, every clean-up), then re-run:
 # readers must see each snapshot whole or not at all. KILL_MATRIX=all kills after every one of the 27 commits (each
 # kill a fresh job and a re-run: 28 min 42 s when the job made 17 commits); KILL_MATRIX=kinds after one commit of each
-# kind (the first table of the partitions' and of the cluster's, the last table, the manifest, the first and last
-# clean-up), as CI runs it.
+# kind (the first table's, the manifest's, the last clean-up's), as CI runs it.
 KILL_MATRIX ?= all
 kill-matrix: $(STAMP)
 	$(PY) -m pytest -q -m kill tests/test_nightly.py

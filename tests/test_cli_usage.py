@@ -29,8 +29,9 @@ def kafkalog(*args: str, cwd: Path | None = None) -> tuple[int, str, str, list[s
     """Exit code, stdout, stderr, and each attempt to start a Spark session, a JVM or the local engine."""
     with tempfile.TemporaryDirectory() as tmp:
         marker = Path(tmp) / "sessions"
+        env = {**os.environ, MARKER_ENV: str(marker), "PYTHONPATH": str(ROOT)}  # tests.helpers from any cwd
         done = subprocess.run([sys.executable, "-m", "tests.helpers.sessionless_cli", *args], capture_output=True,
-                              text=True, cwd=cwd or ROOT, timeout=300, env={**os.environ, MARKER_ENV: str(marker)})
+                              text=True, cwd=cwd, timeout=300, env=env)
         sessions = marker.read_text().splitlines() if marker.exists() else []
     return done.returncode, done.stdout, done.stderr, sessions
 
