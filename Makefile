@@ -39,7 +39,7 @@ test: $(STAMP)
 	$(PY) -m ruff check kafkalog_spark jobs tests
 	$(PY) -m pytest
 
-# Every long suite, one after the other, each with its wall time; all run even when one fails, and the target fails
+# The long suites, one after the other, each with its wall time; all run even when one fails, and the target fails
 # if any did. `.ci/run` runs `make test` and then this (the kill matrix at each kind of commit: KILL_MATRIX=kinds).
 # make many-dirs (memory against 50 log dirs) is left out until the run fits its budget: the rest took 60 minutes.
 INTEGRATION_SUITES ?= test-field test-packaging test-engines test-internal test-cluster test-long kill-matrix
