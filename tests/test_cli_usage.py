@@ -4,10 +4,8 @@ exit 2, before any Spark session starts (checked by closing every way to one: te
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 from xml.etree import ElementTree as ET
 
@@ -19,26 +17,29 @@ from kafkalog_spark.commands import output
 from kafkalog_spark.commands.inputs import check_log_dirs
 from kafkalog_spark.commands.junit import junit_xml
 from kafkalog_spark.finding_kinds import KINDS
-from tests.helpers.corpus import BROKER, ROOT
-from tests.helpers.sessionless_cli import MARKER_ENV
+from tests.helpers.corpus import BROKER
+from tests.helpers.sessionless_cli import SessionlessCli
 
 SEGMENT = BROKER / "codec-none-0" / "00000000000000000110.log"
+_served: SessionlessCli
 
 
-def kafkalog(*args: str, cwd: Path | None = None) -> tuple[int, str, str, list[str]]:
+@pytest.fixture(scope="module", autouse=True)
+def _cli():
+    global _served
+    _served = SessionlessCli()
+    yield
+    _served.close()
+
+
+def kafkalog(*args: str) -> tuple[int, str, str, list[str]]:
     """Exit code, stdout, stderr, and each attempt to start a Spark session, a JVM or the local engine."""
-    with tempfile.TemporaryDirectory() as tmp:
-        marker = Path(tmp) / "sessions"
-        env = {**os.environ, MARKER_ENV: str(marker), "PYTHONPATH": str(ROOT)}  # tests.helpers from any cwd
-        done = subprocess.run([sys.executable, "-m", "tests.helpers.sessionless_cli", *args], capture_output=True,
-                              text=True, cwd=cwd, timeout=300, env=env)
-        sessions = marker.read_text().splitlines() if marker.exists() else []
-    return done.returncode, done.stdout, done.stderr, sessions
+    return _served.run(*args)
 
 
-def usage_error(*args: str, names: str, cwd: Path | None = None) -> str:
+def usage_error(*args: str, names: str) -> str:
     """Run a mistake: exit 2, no traceback, one error line naming ``names``, no session started. Returns stderr."""
-    code, out, err, sessions = kafkalog(*args, cwd=cwd)
+    code, out, err, sessions = kafkalog(*args)
     assert code == 2, (code, err)
     assert "Traceback" not in err and out == ""
     errors = [line for line in err.splitlines() if ": error: " in line]

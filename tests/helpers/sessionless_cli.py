@@ -1,22 +1,33 @@
 """`kafkalog` with every way to a Spark session closed: a Spark session, a JVM gateway or the local engine's
-server started in this process is written to the file named by ``$KAFKALOG_TEST_SESSION_MARKER`` and then
-refused. A test runs a command through it and reads the file: a usage mistake must be caught before any of them.
+server started in this process is recorded and then refused. A test runs a command through it and reads the
+record: a usage mistake must be caught before any of them.
 
-Run as ``python -m tests.helpers.sessionless_cli ARGS...`` (the arguments of ``kafkalog``)."""
+One process serves many commands (:class:`SessionlessCli`): pyspark's import is paid once, not per command. Each
+command gets a fresh record, its own stdout and stderr, and its exit code as ``python -m kafkalog_spark.cli``
+would end (an uncaught exception: its traceback and 1).
+
+Run as ``python -m tests.helpers.sessionless_cli``: one JSON request per line on stdin (``{"argv": [...]}``), one
+JSON answer per line on stdout (``{"code", "out", "err", "sessions"}``)."""
 
 from __future__ import annotations
 
+import io
+import json
 import os
+import subprocess
 import sys
+import traceback
 from collections.abc import Callable
+from contextlib import redirect_stderr, redirect_stdout
 
-MARKER_ENV = "KAFKALOG_TEST_SESSION_MARKER"
+from .corpus import ROOT
+
+_attempts: list[str] = []  # the doors knocked at by the command being run
 
 
 def _refused(what: str) -> Callable:
     def refuse(*args: object, **kwargs: object) -> None:
-        with open(os.environ[MARKER_ENV], "a") as marker:
-            marker.write(f"{what}\n")
+        _attempts.append(what)
         raise RuntimeError(f"{what} was called")
 
     return refuse
@@ -39,8 +50,53 @@ def close_session_doors() -> None:
     SparkConnectServer.start = _refused("SparkConnectServer.start")
 
 
-if __name__ == "__main__":
-    close_session_doors()
+def run_command(argv: list[str]) -> dict:
+    """``kafkalog argv`` in this process: its exit code, output, and the session doors it knocked at."""
     from kafkalog_spark.cli import main
 
-    sys.exit(main(sys.argv[1:]))
+    _attempts.clear()
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        try:
+            code = main(argv)
+        except SystemExit as e:  # argparse's exits
+            code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+        except BaseException:  # what Python prints and returns for an uncaught exception
+            traceback.print_exc()
+            code = 1
+    return {"code": code, "out": out.getvalue(), "err": err.getvalue(), "sessions": list(_attempts)}
+
+
+def serve() -> None:
+    close_session_doors()
+    answers = sys.stdout
+    for line in sys.stdin:
+        answers.write(json.dumps(run_command(json.loads(line)["argv"])) + "\n")
+        answers.flush()
+
+
+class SessionlessCli:
+    """A process serving ``kafkalog`` commands with every session door closed."""
+
+    def __init__(self) -> None:
+        env = {**os.environ, "PYTHONPATH": str(ROOT)}  # tests.helpers from any cwd
+        self._process = subprocess.Popen([sys.executable, "-m", "tests.helpers.sessionless_cli"], env=env,
+                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=ROOT)
+
+    def run(self, *argv: str) -> tuple[int, str, str, list[str]]:
+        """Exit code, stdout, stderr, and each attempt to start a Spark session, a JVM or the local engine."""
+        self._process.stdin.write(json.dumps({"argv": list(argv)}) + "\n")
+        self._process.stdin.flush()
+        line = self._process.stdout.readline()
+        if not line:
+            raise RuntimeError(f"the sessionless CLI ended with exit {self._process.wait()}")
+        answer = json.loads(line)
+        return answer["code"], answer["out"], answer["err"], answer["sessions"]
+
+    def close(self) -> None:
+        self._process.stdin.close()
+        self._process.wait(timeout=60)
+
+
+if __name__ == "__main__":
+    serve()
