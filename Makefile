@@ -39,19 +39,18 @@ test: $(STAMP)
 	$(PY) -m ruff check kafkalog_spark jobs tests
 	$(PY) -m pytest
 
-# The long suites, one after the other, each with its wall time; all run even when one fails, and the target fails
-# if any did. `.ci/run` runs `make test` and then this (the kill matrix at each kind of commit: KILL_MATRIX=kinds).
-# make many-dirs (memory against 50 log dirs) is left out until the run fits its budget: the rest took 60 minutes.
-INTEGRATION_SUITES ?= test-field test-packaging test-engines test-internal test-cluster test-long kill-matrix
+# Every long suite (test-field, test-packaging, test-engines, test-internal, test-cluster, test-long, the kill matrix at
+# each kind of commit), in one pytest process: each suite's other engines, servers, clusters and venvs are processes
+# of their own, and their tests compare them with a classic session of the test process, which starts and warms up
+# once (a fresh process's first nightly run takes twice a warm one's). Each suite's time is printed at the end
+# (tests/conftest.py). `.ci/run` runs `make test` and then this. make many-dirs is left out (12 minutes).
+INTEGRATION_MARKERS     ?= field or packaging or engines or clusters_nightly or cluster or long or kill
+INTEGRATION_TESTS       := tests/test_connect.py tests/test_databricks_notebook.py tests/test_packaging.py \
+                           tests/test_local_engine.py tests/test_nightly_internal.py tests/test_standalone.py \
+                           tests/test_report.py tests/test_nightly.py tests/test_snapshots.py
 INTEGRATION_KILL_MATRIX ?= kinds
-test-integration: $(STAMP)
-	@failed=""; for suite in $(INTEGRATION_SUITES); do \
-	  start=$$(date +%s); \
-	  if $(MAKE) --no-print-directory $$suite KILL_MATRIX=$(INTEGRATION_KILL_MATRIX); then status=passed; \
-	  else status=FAILED; failed="$$failed $$suite"; fi; \
-	  echo "== $$suite $$status in $$(( $$(date +%s) - start )) s"; \
-	done; \
-	if [ -n "$$failed" ]; then echo "== failed:$$failed"; exit 1; fi
+test-integration: $(STAMP) browser
+	KAFKALOG_KILL_MATRIX=$(INTEGRATION_KILL_MATRIX) $(PY) -m pytest -m "$(INTEGRATION_MARKERS)" $(INTEGRATION_TESTS)
 
 # The nightly job and the source on a real Spark standalone cluster (a master and two workers on loopback; about
 # 4 minutes): not part of make test, which it would take past 20 minutes.
@@ -140,8 +139,7 @@ fuzz: $(STAMP)
 # kind (the first table's, the manifest's, the last clean-up's), as CI runs it.
 KILL_MATRIX ?= all
 kill-matrix: $(STAMP)
-	$(PY) -m pytest -q -m kill tests/test_nightly.py
-	KAFKALOG_KILL_MATRIX=$(KILL_MATRIX) $(PY) -m pytest -q tests/test_snapshots.py
+	KAFKALOG_KILL_MATRIX=$(KILL_MATRIX) $(PY) -m pytest -q -m kill tests/test_nightly.py tests/test_snapshots.py
 
 # Memory against the number of log dirs (tests/test_many_dirs.py, on tests/bench/many_dirs.py): validate and the
 # nightly job over 50 small log dirs, all in one job, on a 512 MiB driver heap (in local mode the executors share

@@ -115,6 +115,7 @@ def test_table_and_schema_names_are_checked() -> None:
                               table_names={t: t for t in nightly.TABLES} | {"segment_stats": MANIFEST})
 
 
+@pytest.mark.kill
 @pytest.mark.skipif(not KILLS, reason="the kill matrix: make kill-matrix (KAFKALOG_KILL_MATRIX=all or kinds)")
 @pytest.mark.parametrize("kill_after", KILLS or COMMITS)
 def test_a_killed_run_leaves_nothing_or_everything_and_a_rerun_completes_it(spark, log_dir, warehouse, s1_counts,
