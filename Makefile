@@ -43,11 +43,13 @@ test: $(STAMP)
 # each kind of commit), in one pytest process: each suite's other engines, servers, clusters and venvs are processes
 # of their own, and their tests compare them with a classic session of the test process, which starts and warms up
 # once (a fresh process's first nightly run takes twice a warm one's). Each suite's time is printed at the end
-# (tests/conftest.py). `.ci/run` runs `make test` and then this. make many-dirs is left out (12 minutes).
+# (tests/conftest.py). `.ci/run` runs `make test` and then this. Left to their own targets: make many-dirs (12
+# minutes), and test_nightly's kill of a re-run after its first table (4.5 minutes; the kill matrix's kinds kill
+# after a table's commit too).
 INTEGRATION_MARKERS     ?= field or packaging or engines or clusters_nightly or cluster or long or kill
 INTEGRATION_TESTS       := tests/test_connect.py tests/test_databricks_notebook.py tests/test_packaging.py \
                            tests/test_local_engine.py tests/test_nightly_internal.py tests/test_standalone.py \
-                           tests/test_report.py tests/test_nightly.py tests/test_snapshots.py
+                           tests/test_report.py tests/test_snapshots.py
 INTEGRATION_KILL_MATRIX ?= kinds
 test-integration: $(STAMP) browser
 	KAFKALOG_KILL_MATRIX=$(INTEGRATION_KILL_MATRIX) $(PY) -m pytest -m "$(INTEGRATION_MARKERS)" $(INTEGRATION_TESTS)

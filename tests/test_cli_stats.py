@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import re
 import shutil
-import struct
 from pathlib import Path
 from xml.etree import ElementTree as ET
 
@@ -13,6 +12,7 @@ import pytest
 
 from kafkalog_spark.cli import main
 from kafkalog_spark.finding_kinds import KINDS
+from tests.helpers.framing import batches
 
 
 def run_json(capsys, *args: str) -> tuple[int, list[dict]]:
@@ -72,9 +72,7 @@ def test_validate_fails_on_a_damaged_copy_and_writes_junit(spark, samples: Path,
     shutil.copytree(src, dst)
     log = dst / "00000000000000000024.log"
     data = log.read_bytes()
-    victim = {"position": 0}
-    for _ in range(5):  # the sixth batch, walked by its framing: the next one is 12 + the length field at P+8 on
-        victim["position"] += 12 + struct.unpack_from(">i", data, victim["position"] + 8)[0]
+    victim = {"position": batches(data)[5].position}  # the sixth batch, walked by its framing
     assert data[victim["position"] + 65] == 0x01  # the record's key length varint: -1, a null key
     with open(log, "r+b") as f:
         f.seek(victim["position"] + 65)

@@ -9,7 +9,6 @@ import shutil
 import struct
 import zlib
 from pathlib import Path
-from typing import NamedTuple
 
 import crc32c as crc32c_lib
 import pytest
@@ -18,39 +17,15 @@ import zstandard
 from kafkalog_spark import KafkaLogError, read_log
 from kafkalog_spark.findings import Finding
 from tests.helpers.corpus import BROKER, SAMPLES
+from tests.helpers.framing import frames
 
 NONE_LOG = BROKER / "tutorial-segments-0" / "00000000000000000000.log"
 ZSTD_LOG = BROKER / "codec-zstd-0" / "00000000000000000000.log"
 
 
-class Frame(NamedTuple):
-    """A v2 batch as its framing gives it: position, size (12 + the length field at P+8), first and last offset,
-    record count, codec id and the compressed records region (from byte 61)."""
-
-    position: int
-    size: int
-    base_offset: int
-    last_offset: int
-    count: int
-    codec: int
-    payload: bytes
-
-
-def frames(path: Path) -> list[Frame]:
-    """The batches of an undamaged v2 segment, walked with struct (not with the decoder under test)."""
-    data, out, pos = path.read_bytes(), [], 0
-    while pos < len(data):
-        size = 12 + struct.unpack_from(">i", data, pos + 8)[0]
-        base, attributes, delta = struct.unpack_from(">q", data, pos)[0], *struct.unpack_from(">hi", data, pos + 21)
-        out.append(Frame(pos, size, base, base + delta, struct.unpack_from(">i", data, pos + 57)[0], attributes & 7,
-                         data[pos + 61:pos + size]))
-        pos += size
-    return out
-
-
 def test_the_framing_walk_is_dump_logs() -> None:
-    """The walk above gives what kafka-dump-log printed for these segments (golden/): the tests below take their
-    expected positions from it."""
+    """The framing walk (tests/helpers/framing.py) gives what kafka-dump-log printed for these segments (golden/):
+    the tests below take their expected positions from it."""
     for log in (NONE_LOG, ZSTD_LOG):
         golden = (SAMPLES / "golden" / f"{log.relative_to(SAMPLES)}.deep.txt").read_bytes().decode()
         dumped = [tuple(map(int, m)) for m in re.findall(

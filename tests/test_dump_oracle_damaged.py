@@ -15,6 +15,7 @@ from kafkalog_spark.dump import DumpOptions, dump_log_file, run_dump
 from kafkalog_spark.kafka_versions import KafkaVersion
 from kafkalog_spark.log.offset_index import OffsetIndex
 from tests.helpers.corpus import BROKER, SAMPLES
+from tests.helpers.framing import batches
 
 SRC = BROKER / "codec-gzip-0"
 
@@ -49,14 +50,6 @@ def _theirs(kafka, path: Path, *flags: str) -> list[str]:
     return out.removesuffix("\n").split("\n")[1:]  # without "Dumping <path>"
 
 
-def _batch_ends(data: bytes) -> list[int]:
-    """Where each batch of an undamaged segment ends, walked by its framing (12 + the length field at P+8)."""
-    ends = [0]
-    while ends[-1] < len(data):
-        ends.append(ends[-1] + 12 + struct.unpack_from(">i", data, ends[-1] + 8)[0])
-    return ends[1:]
-
-
 @pytest.mark.parametrize("cut", [1, 16, 61, 300])
 def test_truncated_tail_matches_kafka(kafka, tmp_path: Path, cut: int) -> None:
     part = tmp_path / SRC.name
@@ -65,7 +58,8 @@ def test_truncated_tail_matches_kafka(kafka, tmp_path: Path, cut: int) -> None:
     whole = log.read_bytes()
     log.write_bytes(whole[:-cut])
     # every byte after the last batch the cut left whole
-    invalid = len(whole) - cut - max(end for end in [0, *_batch_ends(whole)] if end <= len(whole) - cut)
+    ends = [0, *(b.position + b.size for b in batches(whole))]
+    invalid = len(whole) - cut - max(end for end in ends if end <= len(whole) - cut)
     theirs = _theirs(kafka, log, "--deep-iteration", "--print-data-log")
     assert theirs[-1] == f"Found {invalid} invalid bytes at the end of {log.name}"
     assert _ours(log) == theirs

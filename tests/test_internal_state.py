@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import re
 import shutil
-import struct
 from pathlib import Path
 
 import pytest
@@ -30,6 +29,7 @@ from kafkalog_spark.config import TopicConfigs
 from kafkalog_spark.source import read_views
 from kafkalog_spark.state.records import decode
 from tests.helpers.corpus import INTERNAL, ROOT
+from tests.helpers.framing import frames
 
 VERSIONS = ("3.9.2", "4.4.0")
 STATE_VIEWS = ["consumer_offsets", "group_metadata", "transactions", "topic_catalog"]
@@ -236,11 +236,7 @@ def test_decode_internal_adds_the_decoded_form(spark) -> None:
     # every data record of the partitions, counted by the batches' framing (records count at P+57, control bit 5)
     records = 0
     for log in (INTERNAL / "4.4.0" / "broker").glob("__consumer_offsets-*/*.log"):
-        data, pos = log.read_bytes(), 0
-        while pos < len(data):
-            attributes, count = struct.unpack_from(">h", data, pos + 21)[0], struct.unpack_from(">i", data, pos + 57)[0]
-            records += 0 if attributes & 0x20 else count
-            pos += 12 + struct.unpack_from(">i", data, pos + 8)[0]
+        records += sum(f.count for f in frames(log) if not f.is_control)
     assert len(rows) == records > 0
     commits = {json.dumps(json.loads(r.decodedKey), sort_keys=True) for r in rows if r.keyType == "OffsetCommit"}
     # README: every group's commits (g-share's are share-group state, elsewhere)

@@ -5,13 +5,14 @@ statistics built on it, against the records themselves read in one process (read
 from __future__ import annotations
 
 import re
-import struct
 from collections import Counter, defaultdict
 from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
 import pytest
+
+from tests.helpers.framing import batches
 
 # (corpus, maxSplitBytes, topics): whole, and a few topics of the broker corpus in pieces of 8 KiB (several a
 # segment: their aggregates merge)
@@ -35,11 +36,8 @@ def _pieces(samples: Path, corpus: str, split: int, topics: list[str] | None) ->
     in), walked by the framing with struct."""
     n = 0
     for topic, partition, base in _dumped(samples, corpus, topics):
-        data, pos, splits = (samples / corpus / f"{topic}-{partition}" / f"{base:020d}.log").read_bytes(), 0, set()
-        while pos < len(data):
-            splits.add(pos // split)
-            pos += 12 + struct.unpack_from(">i", data, pos + 8)[0]
-        n += len(splits) > 1
+        log = samples / corpus / f"{topic}-{partition}" / f"{base:020d}.log"
+        n += len({b.position // split for b in batches(log)}) > 1
     return n
 
 

@@ -13,6 +13,8 @@ from pathlib import Path
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from tests.helpers.framing import RECORDS_OFFSET, frames
+
 BATCH = ["topic", "partition", "segmentBaseOffset", "position"]
 XERIAL = bytes.fromhex("82534E4150505900")
 
@@ -55,13 +57,8 @@ def _bytes_on_disk_and_before_compression(partition: Path) -> tuple[int, int]:
     by the v2 framing with struct."""
     disk = raw = 0
     for log in sorted(partition.glob("*.log")):
-        data, pos = log.read_bytes(), 0
-        disk += len(data)
-        while pos < len(data):
-            size = 12 + struct.unpack_from(">i", data, pos + 8)[0]
-            codec = struct.unpack_from(">h", data, pos + 21)[0] & 7
-            raw += size if codec == 0 else 61 + len(_inflated(data[pos + 61:pos + size], codec))
-            pos += size
+        disk += log.stat().st_size
+        raw += sum(f.size if f.codec == 0 else RECORDS_OFFSET + len(_inflated(f.payload, f.codec)) for f in frames(log))
     return disk, raw
 
 

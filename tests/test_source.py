@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import re
 import shutil
-import struct
 from pathlib import Path
 
 import pytest
@@ -14,6 +13,7 @@ from chispa import assert_df_equality
 from kafkalog_spark import read_log
 from kafkalog_spark.schemas import with_problem
 from kafkalog_spark.source.views import SCHEMAS
+from tests.helpers.framing import batches
 
 GOLDEN_RECORD = re.compile(r"^\| offset: (\d+) ")
 # data/samples/README.md: the records per partition summed over each log dir (broker/: 100 + 3 * 9 + 6 * 300 + 78 +
@@ -99,12 +99,7 @@ def pieces(partition_dir: Path, max_split_bytes: int) -> int:
     has its length field at P + 8 and takes 12 + length bytes)."""
     count = 0
     for log in sorted(partition_dir.glob("*.log")):
-        data = log.read_bytes()
-        starts, pos = [], 0
-        while pos + 12 <= len(data):
-            starts.append(pos)
-            pos += 12 + struct.unpack_from(">i", data, pos + 8)[0]
-        assert pos == len(data), log  # whole batches, none cut
+        starts = [b.position for b in batches(log)]  # whole batches, none cut
         count += 1
         cut = 0
         for start in starts:
@@ -130,12 +125,8 @@ def _corrupt_copy(samples: Path, tmp_path: Path) -> tuple[Path, int, int]:
     dst = tmp_path / "logs" / "tutorial-segments-0"
     shutil.copytree(src, dst)
     log = dst / "00000000000000000012.log"
-    data = log.read_bytes()
-    position = 0
-    for _ in range(3):
-        position += 12 + struct.unpack_from(">i", data, position + 8)[0]
-    size = 12 + struct.unpack_from(">i", data, position + 8)[0]
-    assert struct.unpack_from(">q", data, position)[0] == 15
+    position, size, base_offset = batches(log)[3]
+    assert base_offset == 15
     with open(log, "r+b") as f:
         f.seek(position)
         f.write(bytes(size))

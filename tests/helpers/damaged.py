@@ -6,10 +6,11 @@ two log dirs): the index validation's tests (tests/test_index_validation.py) and
 from __future__ import annotations
 
 import shutil
-import struct
 from pathlib import Path
 
 import numpy as np
+
+from .framing import batches
 
 
 def seg(directory: Path, base: int, suffix: str = ".log") -> str:
@@ -19,14 +20,7 @@ def seg(directory: Path, base: int, suffix: str = ".log") -> str:
 def _batches(log: Path) -> list[dict]:
     """The batches of a sound ``.log``, by Kafka's framing alone (not our decoder): a batch at byte position P holds
     its base offset at P and its length field at P + 8; its size is 12 + length."""
-    data = log.read_bytes()
-    out, position = [], 0
-    while position + 12 <= len(data):
-        base, length = struct.unpack_from(">qi", data, position)
-        out.append({"position": position, "size": 12 + length, "baseOffset": base})
-        position += 12 + length
-    assert position == len(data), (log, position, len(data))
-    return out
+    return [{"position": b.position, "size": b.size, "baseOffset": b.base_offset} for b in batches(log)]
 
 
 def damaged_log_dirs(samples: Path, tmp: Path) -> tuple[Path, dict, list[Path]]:
