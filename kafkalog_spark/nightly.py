@@ -358,10 +358,9 @@ def run(spark: SparkSession, config: NightlyConfig, now: Callable[[], dt.datetim
     dirs hold replicas of the same partitions, which must not be merged, and every analysis keys partitions by
     log dir (:mod:`kafkalog_spark.analysis.keys`). The rows are appended to every table (:data:`PARALLEL_WRITES`
     tables at once), then the manifest commit makes the snapshot visible, then the rows of runs it replaces are
-    removed (see
-    :mod:`kafkalog_spark.delta.snapshots`). A run killed anywhere leaves the
-    previous state visible; running the same snapshot id again completes it. ``after_commit`` is called with
-    the name of each Delta commit made (the table's name, ``snapshots``, ``clean-up <table>``: that one
+    removed (see :mod:`kafkalog_spark.delta.snapshots`). A run killed anywhere leaves the previous state visible;
+    running the same snapshot id again completes it. ``after_commit`` is called with the name of each Delta commit
+    made, from the thread that made it (the table's name, ``snapshots``, ``clean-up <table>``: that one
     also when there was nothing to remove), and with ``report`` once the report (``config.report``) is written:
     it is written last, from the committed snapshot."""
     started = (now or (lambda: dt.datetime.now(dt.UTC)))()
@@ -383,10 +382,10 @@ def run(spark: SparkSession, config: NightlyConfig, now: Callable[[], dt.datetim
         return write
 
     def clean(table: str) -> Callable[[], None]:
-        def write() -> None:
+        def remove_other_runs() -> None:
             clean_up(spark, where, table, snapshot_id, run_id)
             done(f"clean-up {table}")
-        return write
+        return remove_other_runs
 
     cached: list[DataFrame] = []
     try:
