@@ -17,12 +17,6 @@ def seg(directory: Path, base: int, suffix: str = ".log") -> str:
     return f"{directory}/{base:020d}{suffix}"
 
 
-def _batches(log: Path) -> list[dict]:
-    """The batches of a sound ``.log``, by Kafka's framing alone (not our decoder): a batch at byte position P holds
-    its base offset at P and its length field at P + 8; its size is 12 + length."""
-    return [{"position": b.position, "size": b.size, "baseOffset": b.base_offset} for b in batches(log)]
-
-
 def damaged_log_dirs(samples: Path, tmp: Path) -> tuple[Path, dict, list[Path]]:
     """One log dir of damaged copies (each dir named after its damage; ``facts`` holds what each test expects)
     and a second one holding a replica of one of them: the root, the facts and both log dirs (the local
@@ -35,19 +29,19 @@ def damaged_log_dirs(samples: Path, tmp: Path) -> tuple[Path, dict, list[Path]]:
         return Path(shutil.copytree(broker / src, root / name))
 
     d = copy("tutorial-segments-0", "crc-flip-0")  # a bit flipped in the last byte of a batch
-    victim = _batches(d / f"{12:020d}.log")[3]
+    victim = batches(d / f"{12:020d}.log")[3]
     with open(d / f"{12:020d}.log", "r+b") as f:
-        f.seek(victim["position"] + victim["size"] - 1)
+        f.seek(victim.position + victim.size - 1)
         byte = f.read(1)[0]
         f.seek(-1, 1)
         f.write(bytes([byte ^ 0x10]))
-    facts["crc"] = (seg(d, 12), victim["position"])
+    facts["crc"] = (seg(d, 12), victim.position)
 
     d = copy("codec-none-0", "truncated-0")  # a closed segment cut in the middle of its last batch
-    last = _batches(d / f"{11:020d}.log")[-1]
+    last = batches(d / f"{11:020d}.log")[-1]
     with open(d / f"{11:020d}.log", "r+b") as f:
-        f.truncate(last["position"] + 100)
-    facts["truncated"] = (seg(d, 11), last["position"])
+        f.truncate(last.position + 100)
+    facts["truncated"] = (seg(d, 11), last.position)
 
     d = copy("tiny-index-interval-0", "zeroed-index-0")  # a closed segment's offset index zero-filled
     index = d / f"{0:020d}.index"
@@ -86,11 +80,11 @@ def damaged_log_dirs(samples: Path, tmp: Path) -> tuple[Path, dict, list[Path]]:
     for log_dir in (root, tmp / "replica"):  # the same partition in two log dirs, damaged in the second only
         shutil.copytree(broker / "idempotent-only-0", log_dir / "replica-0")
     log = tmp / "replica" / "replica-0" / f"{0:020d}.log"
-    victim = _batches(log)[-1]
+    victim = batches(log)[-1]
     with open(log, "r+b") as f:
-        f.seek(victim["position"] + victim["size"] - 1)
+        f.seek(victim.position + victim.size - 1)
         byte = f.read(1)[0]
         f.seek(-1, 1)
         f.write(bytes([byte ^ 0x10]))
-    facts["replica"] = {"dirs": [str(root), str(tmp / "replica")], "crc": (str(log), victim["position"])}
+    facts["replica"] = {"dirs": [str(root), str(tmp / "replica")], "crc": (str(log), victim.position)}
     return root, facts, [root, tmp / "replica"]

@@ -14,6 +14,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import select
 import subprocess
 import sys
 import traceback
@@ -76,7 +77,10 @@ def serve() -> None:
 
 
 class SessionlessCli:
-    """A process serving ``kafkalog`` commands with every session door closed."""
+    """A process serving ``kafkalog`` commands with every session door closed; a command that has not answered
+    within ``timeout`` seconds fails the test instead of hanging it."""
+
+    timeout = 300
 
     def __init__(self) -> None:
         env = {**os.environ, "PYTHONPATH": str(ROOT)}  # tests.helpers from any cwd
@@ -87,6 +91,10 @@ class SessionlessCli:
         """Exit code, stdout, stderr, and each attempt to start a Spark session, a JVM or the local engine."""
         self._process.stdin.write(json.dumps({"argv": list(argv)}) + "\n")
         self._process.stdin.flush()
+        # one answer per request, so nothing is left buffered between them: the pipe itself says when it is ready
+        if not select.select([self._process.stdout], [], [], self.timeout)[0]:
+            self._process.kill()
+            raise TimeoutError(f"kafkalog {' '.join(argv)}: no answer within {self.timeout} s")
         line = self._process.stdout.readline()
         if not line:
             raise RuntimeError(f"the sessionless CLI ended with exit {self._process.wait()}")
