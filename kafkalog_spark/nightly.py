@@ -14,6 +14,7 @@ import re
 import sys
 import tomllib
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from functools import reduce
 from pathlib import Path
@@ -29,10 +30,9 @@ from .delta import (
     append_rows,
     check_name,
     check_snapshot_id,
+    clean_up,
     commit,
-    drop_runs,
     new_run_id,
-    other_runs,
     read_table,
     run_rows,
 )
@@ -359,11 +359,11 @@ def run(spark: SparkSession, config: NightlyConfig, now: Callable[[], dt.datetim
 
     All log dirs are read and analysed in one job; each row says its log dir (``logDir``): several brokers' log
     dirs hold replicas of the same partitions, which must not be merged, and every analysis keys partitions by
-    log dir (:mod:`kafkalog_spark.analysis.keys`). The rows are appended table by table, then the manifest
-    commit makes the snapshot visible, then the rows of runs it replaces are removed (see
-    :mod:`kafkalog_spark.delta.snapshots`). A run killed anywhere leaves the
-    previous state visible; running the same snapshot id again completes it. ``after_commit`` is called with
-    the name of each Delta commit made (the table's name, ``snapshots``, ``clean-up <table>``: that one
+    log dir (:mod:`kafkalog_spark.analysis.keys`). The rows are appended to every table (:data:`PARALLEL_WRITES`
+    tables at once), then the manifest commit makes the snapshot visible, then the rows of runs it replaces are
+    removed (see :mod:`kafkalog_spark.delta.snapshots`). A run killed anywhere leaves the previous state visible;
+    running the same snapshot id again completes it. ``after_commit`` is called with the name of each Delta commit
+    made, from the thread that made it (the table's name, ``snapshots``, ``clean-up <table>``: that one
     also when there was nothing to remove), and with ``report`` once the report (``config.report``) is written:
     it is written last, from the committed snapshot."""
     started = (now or (lambda: dt.datetime.now(dt.UTC)))()
@@ -376,29 +376,35 @@ def run(spark: SparkSession, config: NightlyConfig, now: Callable[[], dt.datetim
     log_dirs = expand_paths(config.log_dirs)  # globs and file:/dbfs:/Volumes URIs, as the readers take them
     if not log_dirs:
         raise ValueError("nightly: no log dirs to read")
+    where = config.location
+
+    def append(tables: dict[str, DataFrame], name: str) -> Callable[[], None]:
+        def write() -> None:
+            append_rows(tables[name], where, config.table_names[name], snapshot_id, started, run_id)
+            done(name)
+        return write
+
+    def clean(table: str) -> Callable[[], None]:
+        def remove_other_runs() -> None:
+            clean_up(spark, where, table, snapshot_id, run_id)
+            done(f"clean-up {table}")
+        return remove_other_runs
+
     cached: list[DataFrame] = []
     try:
         tables = analyse(spark, log_dirs, started, configs, alternative, cached,
                          include_internal=config.include_internal, max_split_bytes=config.max_split_bytes)
-        for name in DIR_TABLES:
-            append_rows(tables[name], config.location, config.table_names[name], snapshot_id, started, run_id)
-            done(name)
+        _in_parallel([append(tables, name) for name in DIR_TABLES])
     finally:
         for v in cached:
             v.unpersist()
     # Then each cluster's dirs together, from this run's own log_offsets rows: the data is not decoded again.
-    offsets = run_rows(spark, config.location, config.table_names["log_offsets"], snapshot_id, run_id)
+    offsets = run_rows(spark, where, config.table_names["log_offsets"], snapshot_id, run_id)
     tables = cluster_tables(spark, log_dirs, offsets, int(started.timestamp() * 1000), config.include_internal)
-    for name in CLUSTER_TABLES:
-        append_rows(tables[name], config.location, config.table_names[name], snapshot_id, started, run_id)
-        done(name)
-    commit(spark, config.location, snapshot_id, started, run_id, names)
+    _in_parallel([append(tables, name) for name in CLUSTER_TABLES])
+    commit(spark, where, snapshot_id, started, run_id, names)  # only once every table's rows are in
     done(MANIFEST)
-    replaced = other_runs(spark, config.location, names, snapshot_id, run_id)
-    for table in names:
-        if replaced.get(table):
-            drop_runs(spark, config.location, table, replaced[table])
-        done(f"clean-up {table}")
+    _in_parallel([clean(table) for table in names])
     tables = {name: read_table(spark, config.location, table, snapshot_id) for name, table in zip(TABLES, names,
                                                                                                     strict=True)}
     if config.report:
@@ -407,6 +413,26 @@ def run(spark: SparkSession, config: NightlyConfig, now: Callable[[], dt.datetim
         write_report(tables, config.report)  # from the committed snapshot, as any reader of the tables sees it
         done("report")
     return tables
+
+
+# Delta commits the job makes at once. Each table's write is a Spark job and a commit to a table of its own, so
+# they do not conflict; on a few cores most of a small table's time is the driver's (planning, the Delta log),
+# which the other writes' tasks overlap.
+PARALLEL_WRITES = 4
+
+
+def _in_parallel(writes: Sequence[Callable[[], None]], threads: int = PARALLEL_WRITES) -> None:
+    """Run ``writes`` on ``threads`` threads, started in their order. The first failure cancels the writes not
+    yet started and is raised once the started ones have ended (each ends in a whole commit or none)."""
+    with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="kafkalog-write") as pool:
+        futures = [pool.submit(write) for write in writes]
+        try:
+            for future in futures:
+                future.result()
+        except BaseException:
+            for future in futures:
+                future.cancel()
+            raise
 
 
 def analyse(spark: SparkSession, log_dirs: Sequence[str], started: dt.datetime, configs: TopicConfigs,

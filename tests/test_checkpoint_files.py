@@ -6,6 +6,8 @@ partition a checkpoint names has a directory, partitions of one topic share a to
 
 from __future__ import annotations
 
+import base64
+import re
 from pathlib import Path
 
 import pytest
@@ -24,8 +26,8 @@ from kafkalog_spark.log.checkpoints import (
     parse_uuid,
 )
 from kafkalog_spark.log.log_dir import TopicPartition
+from tests.helpers.corpus import SAMPLES
 
-SAMPLES = Path(__file__).resolve().parent.parent / "data" / "samples"
 LOG_DIRS = [SAMPLES / "broker", SAMPLES / "live-copy", SAMPLES / "legacy"]
 OFFSET_CHECKPOINTS = sorted(str(d / n) for d in LOG_DIRS for n in OFFSET_CHECKPOINT_FILES
                             if (d / n).exists())
@@ -50,8 +52,33 @@ def kinds_at(findings) -> dict[str, list[int]]:
     return out
 
 
+def _readme_partition_dirs() -> set[str]:
+    """The partition dirs data/samples/README.md (written by the corpus generator) describes."""
+    text = (SAMPLES / "README.md").read_text()
+    return set(re.findall(r"`((?:broker|live-copy|legacy)/[A-Za-z0-9._-]+-\d+)`", text))
+
+
+def _entries(path: str | Path) -> list[list[str]]:
+    """A checkpoint's entry lines (after the version and count lines), split on blanks."""
+    return [line.split() for line in Path(path).read_text().splitlines()[2:]]
+
+
+def _golden(log: Path) -> str:
+    return (SAMPLES / "golden" / f"{log.relative_to(SAMPLES)}.deep.txt").read_bytes().decode()
+
+
+def _log_end_offset(pdir: Path) -> int:
+    """The last batch's lastOffset + 1, from kafka-dump-log's dump of the partition's last segment."""
+    last = sorted(pdir.glob("*.log"))[-1]
+    return int(re.findall(r"(?m)^baseOffset: \d+ lastOffset: (\d+) ", _golden(last))[-1]) + 1
+
+
 def test_corpus_has_checkpoints() -> None:
-    assert len(OFFSET_CHECKPOINTS) >= 8 and len(PARTITION_DIRS) > 20
+    # the four root offset checkpoints of the broker and of the live copy (README: Layout); legacy/ has none
+    assert OFFSET_CHECKPOINTS == sorted(str(SAMPLES / d / n) for d in ("broker", "live-copy") for n in (
+        "cleaner-offset-checkpoint", "log-start-offset-checkpoint", "recovery-point-offset-checkpoint",
+        "replication-offset-checkpoint"))
+    assert ids(PARTITION_DIRS) == sorted(_readme_partition_dirs()) and len(PARTITION_DIRS) == 24
 
 
 # --- the corpus -------------------------------------------------------------------------------------------
@@ -66,8 +93,8 @@ def test_offset_checkpoints_parse_and_name_corpus_partitions(path: str) -> None:
         return
     assert cp.findings == [] and cp.version == 0
     assert cp.expected_count == len(cp.offsets) == len(text.splitlines()) - 2
+    assert cp.offsets == {(topic, int(partition)): int(offset) for topic, partition, offset in _entries(path)}
     assert set(cp.offsets) <= CORPUS_PARTITIONS
-    assert all(offset >= 0 for offset in cp.offsets.values())
 
 
 def test_broker_checkpoints_cover_its_partitions() -> None:
@@ -78,45 +105,70 @@ def test_broker_checkpoints_cover_its_partitions() -> None:
     hw = OffsetCheckpointFile.read(str(broker / "replication-offset-checkpoint")).offsets
     # every partition log the broker manages, the KRaft metadata log excepted, after a clean shutdown
     assert set(recovery) == set(hw) == dirs - {("__cluster_metadata", 0)}
+    assert len(dirs) == 21
+    # after a clean shutdown of a single-node cluster both are each partition's log end offset (kafka-dump-log)
+    ends = {(topic, partition): _log_end_offset(broker / f"{topic}-{partition}") for topic, partition in recovery}
+    assert recovery == hw == ends
     cleaner = OffsetCheckpointFile.read(str(broker / "cleaner-offset-checkpoint")).offsets
+    # README: the cleaner-offset-checkpoint reached 455 after round 2, the base offset of the active segment
+    assert cleaner == {("compacted-cleaned", 0): 455}
     for (topic, partition), offset in cleaner.items():
         # the cleaner stops at the active segment: its checkpoint is a segment's base offset
         assert (broker / f"{topic}-{partition}" / f"{offset:020d}.log").exists()
+    assert OffsetCheckpointFile.read(str(broker / "log-start-offset-checkpoint")).offsets == {}
 
 
 @pytest.mark.parametrize("pdir", PARTITION_DIRS, ids=ids(PARTITION_DIRS))
 def test_leader_epoch_checkpoints(pdir: Path) -> None:
     cp = LeaderEpochCheckpointFile.read(str(pdir / LEADER_EPOCH_CHECKPOINT))
     if not (pdir / LEADER_EPOCH_CHECKPOINT).exists():
+        assert pdir.parent.name == "legacy"  # written without a broker (README: legacy/)
         assert [f.kind for f in cp.findings] == ["missing_file"]
         return
     assert cp.findings == [] and cp.version == 0 and cp.expected_count == len(cp.entries) >= 1
-    first_base = min(int(p.name[:20]) for p in pdir.glob("*.log"))
-    assert cp.entries[0].epoch >= 0 and cp.entries[0].start_offset >= 0
-    assert cp.entries[-1].start_offset >= first_base or len(cp.entries) == 1
+    written = _entries(pdir / LEADER_EPOCH_CHECKPOINT)
+    assert cp.entries == [EpochEntry(int(epoch), int(start)) for epoch, start in written]
+    # the epochs are those the batches carry (kafka-dump-log's partitionLeaderEpoch), each starting at or before
+    # its first batch still in the log (compaction may have removed the batch it started at)
+    firsts: dict[int, int] = {}
+    for log in sorted(pdir.glob("*.log")):
+        for base, epoch in re.findall(r"(?m)^baseOffset: (\d+) .* partitionLeaderEpoch: (\d+) ", _golden(log)):
+            firsts.setdefault(int(epoch), int(base))
+    assert [e.epoch for e in cp.entries] == sorted(firsts)
+    assert [e for e in cp.entries if e.start_offset > firsts[e.epoch]] == []
 
 
 def test_partition_metadata_topic_ids() -> None:
+    # the controller's TopicRecords, as kafka-dump-log --cluster-metadata-decoder printed them, and the metadata
+    # log's own fixed id (Kafka's Topic.CLUSTER_METADATA_TOPIC_ID, Uuid(0, 1))
+    metadata = (SAMPLES / "golden" / "broker" / "__cluster_metadata-0" / f"{0:020d}.log.decoded.txt").read_bytes()
+    created = dict(re.findall(r'"type":"TOPIC_RECORD","version":0,"data":\{"name":"([^"]+)","topicId":"([^"]+)"\}',
+                              metadata.decode()))
+    created["__cluster_metadata"] = "AAAAAAAAAAAAAAAAAAAAAQ"
     by_topic: dict[str, set[str]] = {}
     for pdir in PARTITION_DIRS:
         if not (pdir / PARTITION_METADATA).exists():
             continue
         pm = PartitionMetadataFile.read(str(pdir / PARTITION_METADATA))
         assert pm.findings == [] and pm.version == 0
-        assert len(pm.topic_id) == 22 and parse_uuid(pm.topic_id) is not None
+        assert pm.topic_id == (pdir / PARTITION_METADATA).read_text().split("topic_id: ")[1].strip()
+        assert parse_uuid(pm.topic_id) == base64.urlsafe_b64decode(pm.topic_id + "==")
         by_topic.setdefault(TopicPartition.parse(pdir.name).topic, set()).add(pm.topic_id)
-    assert len(by_topic) > 15
-    assert all(len(v) == 1 for v in by_topic.values())  # one id per topic (all partitions, both copies)
-    assert len({next(iter(v)) for v in by_topic.values()}) == len(by_topic)  # distinct topics, distinct ids
-    assert len(by_topic["hello-round-robin"]) == 1 and len(by_topic["live-copy"]) == 1
+    # one id per topic (all partitions, both copies), the one the controller gave it; every topic it created
+    assert by_topic == {topic: {topic_id} for topic, topic_id in created.items()}
+    assert len(by_topic) == 19
+    assert len(set(created.values())) == len(created)  # distinct topics, distinct ids
 
 
 def test_meta_properties() -> None:
-    mp = MetaProperties.read(str(SAMPLES / "broker" / "meta.properties"))
+    path = SAMPLES / "broker" / "meta.properties"
+    mp = MetaProperties.read(str(path))
     assert mp.findings == []
     assert mp.version == 1 and mp.node_id == 1  # KRaft, node.id=1 (see data/samples/README.md)
-    assert mp.cluster_id and parse_uuid(mp.cluster_id) is not None
-    assert mp.directory_id is not None and parse_uuid(mp.directory_id) is not None
+    props = dict(line.split("=", 1) for line in path.read_text().splitlines() if line and not line.startswith("#"))
+    assert (mp.cluster_id, mp.directory_id) == (props["cluster.id"], props["directory.id"])
+    for uuid in (mp.cluster_id, mp.directory_id):
+        assert parse_uuid(uuid) == base64.urlsafe_b64decode(uuid + "==") and len(parse_uuid(uuid)) == 16
 
 
 # --- damaged / hand-made files ----------------------------------------------------------------------------

@@ -1,11 +1,11 @@
 """The `kafkalog` command line as a tool: every usage mistake ends in one line naming the option or path and
-exit 2, before Spark starts; --version, --help, quiet pipes; and the exit codes of the other endings."""
+exit 2, before any Spark session starts (checked by closing every way to one: tests/helpers/sessionless_cli.py);
+--version, --help, quiet pipes; and the exit codes of the other endings."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
-import time
 from pathlib import Path
 from xml.etree import ElementTree as ET
 
@@ -17,30 +17,47 @@ from kafkalog_spark.commands import output
 from kafkalog_spark.commands.arguments import check_log_dirs
 from kafkalog_spark.commands.junit import junit_xml
 from kafkalog_spark.finding_kinds import KINDS
+from tests.helpers.corpus import BROKER
+from tests.helpers.sessionless_cli import SessionlessCli
 
-SAMPLES = Path(__file__).resolve().parent.parent / "data" / "samples"
-BROKER = SAMPLES / "broker"
 SEGMENT = BROKER / "codec-none-0" / "00000000000000000110.log"
-NO_SPARK_SECONDS = 5  # a mistake is caught before Spark starts; a Spark start takes ~20 s
+_served: SessionlessCli
 
 
-def kafkalog(*args: str, cwd: Path | None = None) -> tuple[int, str, str, float]:
-    started = time.monotonic()
-    done = subprocess.run([sys.executable, "-m", "kafkalog_spark.cli", *args], capture_output=True, text=True,
-                          cwd=cwd, timeout=300)
-    return done.returncode, done.stdout, done.stderr, time.monotonic() - started
+@pytest.fixture(scope="module", autouse=True)
+def _cli():
+    global _served
+    _served = SessionlessCli()
+    yield
+    _served.close()
 
 
-def usage_error(*args: str, names: str, cwd: Path | None = None) -> str:
-    """Run a mistake: exit 2, no traceback, one error line naming ``names``, no Spark. Returns stderr."""
-    code, out, err, seconds = kafkalog(*args, cwd=cwd)
+def kafkalog(*args: str) -> tuple[int, str, str, list[str]]:
+    """Exit code, stdout, stderr, and each attempt to start a Spark session, a JVM or the local engine."""
+    return _served.run(*args)
+
+
+def usage_error(*args: str, names: str) -> str:
+    """Run a mistake: exit 2, no traceback, one error line naming ``names``, no session started. Returns stderr."""
+    code, out, err, sessions = kafkalog(*args)
     assert code == 2, (code, err)
     assert "Traceback" not in err and out == ""
     errors = [line for line in err.splitlines() if ": error: " in line]
     assert len(errors) == 1 and names in errors[0], err
     assert len(err.splitlines()) <= 2, err  # at most argparse's usage line, then the error
-    assert seconds < NO_SPARK_SECONDS, f"{seconds:.1f} s: did Spark start?"
+    assert sessions == [], f"a usage mistake started {sessions}"
     return err
+
+
+@pytest.mark.parametrize(("engine", "door"), [("spark", "SparkSession.Builder.getOrCreate"),
+                                              ("local", "SparkConnectServer.start")])
+def test_a_command_that_needs_a_session_is_seen_asking_for_one(engine: str, door: str) -> None:
+    """The check above can fail: a command past its usage checks is caught at the door it takes."""
+    if engine == "local":
+        pytest.importorskip("pysail")
+    code, _, err, sessions = kafkalog("stats", str(BROKER), "--engine", engine)
+    assert sessions == [door], err
+    assert code == 3 and f"internal error: RuntimeError: {door} was called" in err
 
 
 @pytest.fixture(scope="module")
@@ -163,8 +180,8 @@ def test_nightly_config_file_mistakes(configs: Path, tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("args", [["--version"], ["dump", "--version"]])
 def test_version(args: list[str]) -> None:
-    code, out, err, seconds = kafkalog(*args)
-    assert (code, out, err) == (0, f"kafkalog {__version__}\n", "") and seconds < NO_SPARK_SECONDS
+    code, out, err, sessions = kafkalog(*args)
+    assert (code, out, err, sessions) == (0, f"kafkalog {__version__}\n", "", [])
 
 
 def test_help() -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -220,7 +221,7 @@ def test_max_compaction_lag_forces_a_clean_below_the_ratio() -> None:
     spec = ([data((b"a", b"1"), ts=NOW - 5_000)], [data((b"a", b"2"), ts=NOW - 4_000)])
     held = preview_partition(build(*spec, settings=CleanerSettings(**hold)), NOW)
     assert not held.would_clean and held.clean_reason == "belowMinCleanableDirtyRatio" and not held.pass_simulated
-    assert held.fates and all(f.reason == "noPass" for f in held.fates)
+    assert fates(held) == {0: (True, "noPass"), 1: (True, "noPass")}
     forced = preview_partition(build(*spec, settings=CleanerSettings(**hold, max_compaction_lag_ms=4_500)), NOW)
     assert forced.would_clean and forced.clean_reason == "maxCompactionLag" and forced.max_compaction_delay_ms == 500
     what_if = preview_partition(build(*spec, settings=CleanerSettings(**hold)), NOW, simulate_all=True)
@@ -353,7 +354,7 @@ def test_group_segments_by_size() -> None:
     assert [[s.base_offset for s in g] for g in _group_segments(segs, 10_000, 250, 40)] == [[0, 10], [20, 30]]
     # an index file's size counts whole entries only
     odd = [Segment(0, 10, 7, 0), Segment(10, 10, 7, 0)]
-    assert len(_group_segments(odd, 10_000, 1, 20)) == 1
+    assert [[s.base_offset for s in g] for g in _group_segments(odd, 10_000, 1, 20)] == [[0, 10]]
     # the offsets of a group must fit an int relative to its first base
     far = [Segment(0, 10), Segment(2**31 - 5, 10), Segment(2**31 + 10, 10)]
     assert [[s.base_offset for s in g] for g in _group_segments(far, 10_000, 10_000, 2**31 + 20)] == \
@@ -386,6 +387,39 @@ TOPIC_CONFIGS = {  # the corpus' topic configs (data/samples/README.md), compact
 LATER = 1795254434212 + 2 * 3_600_000  # two hours after the corpus was written: past the minimum lag
 
 
+GOLDEN_RECORD = re.compile(rb"^\| offset: (\d+) (?:CreateTime|LogAppendTime|NoTimestampType): (-?\d+) "
+                           rb"keySize: (-?\d+) valueSize: (-?\d+) (.*)$")
+GOLDEN_BATCH = re.compile(rb"^(?:baseOffset: (\d+) .* size: (\d+) magic: 2 |offset: \d+ position: \d+ .* size: (\d+) )")
+
+
+def golden_batches(samples: Path, log_dir: str, partition: str) -> dict[int, list[dict]]:
+    """Segment base offset -> its batches as kafka-dump-log printed them (--deep-iteration --print-data-log):
+    base offset (None for v0/v1), size, and the records: offset, timestamp, key and value sizes, key text (None
+    when null), control or not."""
+    out = {}
+    for g in sorted((samples / "golden" / log_dir / partition).glob("*.log.deep.txt")):
+        batches: list[dict] = []
+        for line in g.read_bytes().split(b"\n"):  # payloads may hold \r: split on \n only
+            if m := GOLDEN_BATCH.match(line):
+                batches.append({"base": int(m[1]) if m[1] else None, "size": int(m[2] or m[3]), "records": []})
+            elif m := GOLDEN_RECORD.match(line):
+                key = re.search(rb"(?:^| )key: (.*?)(?: payload: |$)", m[5])
+                batches[-1]["records"].append({
+                    "offset": int(m[1]), "ts": int(m[2]), "keySize": int(m[3]), "valueSize": int(m[4]),
+                    "key": key[1] if key and int(m[3]) >= 0 else None,
+                    "control": b"endTxnMarker: " in m[5] or b"controlType: " in m[5]})
+        out[int(g.name[:20])] = batches
+    return out
+
+
+def _varint_bytes(value: int) -> int:
+    """The length of Kafka's zig-zag varint (ByteUtils.sizeOfVarlong), computed here from its definition."""
+    zigzag, size = (value << 1) ^ (value >> 63), 1
+    while zigzag >= 0x80:
+        zigzag, size = zigzag >> 7, size + 1
+    return size
+
+
 def _config(topic: str, what_if=()):
     from kafkalog_spark.config import effective_config
 
@@ -406,7 +440,8 @@ def corpus(spark, samples: Path):
     views = read_compaction_views(spark, [str(samples / "broker"), str(samples / "legacy")])
     raw = [r.asDict() for r in views["records"].where("problem is null").select(
         "topic", "offset", F.md5("key").alias("keyHash"), "isControl").collect()]
-    yield {"preview": preview, "parts": parts, "segments": segments, "records": records, "raw": raw}
+    yield {"preview": preview, "parts": parts, "segments": segments, "records": records, "raw": raw,
+           "samples": samples}
     preview.unpersist()
 
 
@@ -419,14 +454,36 @@ def test_corpus_compacted_dirty_would_be_cleaned(corpus) -> None:
     assert (p.recordsInPass, p.recordsRemoved, p.tombstonesKept) == (287, 267, 1)
     # each ~2 KB segment fills segment.bytes=2048 alone: five cleaned segments, one per source segment
     assert p.segmentsInPass == 5 and [g["baseOffset"] for g in p.cleanedGroups] == [0, 63, 119, 175, 231]
-    assert p.bytesRemoved == p.bytesInPass - p.bytesAfterPass > 0
-    # per key, exactly the last record below the end offset survives
+    # per key, exactly the last record below the end offset survives (keys as dump-log printed them)
+    segments = golden_batches(corpus["samples"], "broker", "compacted-dirty-0")
+    assert sorted(segments) == [0, 63, 119, 175, 231, 287]
+    in_pass = [b for base, batches in segments.items() if base < 287 for b in batches]
+    last = {r["key"]: r["offset"] for b in in_pass for r in b["records"]}
+    assert len(last) == 20  # data/samples/README.md: 20 keys
     fates = [r for r in corpus["records"] if r["topic"] == "compacted-dirty"]
-    last: dict[str, int] = {}
-    for r in fates:
-        if r["offset"] < p.endOffset:
-            last[r["keyHash"]] = max(last.get(r["keyHash"], -1), r["offset"])
     assert {r["offset"] for r in fates if r["retained"] and r["offset"] < 287} == set(last.values())
+    # the bytes, by Kafka's MemoryRecords.filterTo: a batch keeping all its records (and no tombstone needing a
+    # delete horizon) is copied; an emptied one goes (none is a producer's last or the round's last batch); any
+    # other is rebuilt: a 61-byte header, then each kept record with its offset delta, its timestamp delta from
+    # the first kept record (from the new delete horizon, now + delete.retention.ms, when it keeps a tombstone)
+    horizon = LATER + 86_400_000
+    after = 0
+    for b in in_pass:
+        kept = [r for r in b["records"] if last[r["key"]] == r["offset"]]
+        tombstones = any(r["valueSize"] < 0 for r in kept)
+        if len(kept) == len(b["records"]) and not tombstones:
+            after += b["size"]
+        elif kept:
+            base_ts = horizon if tombstones else kept[0]["ts"]
+            after += 61
+            for r in kept:
+                body = (1 + _varint_bytes(r["ts"] - base_ts) + _varint_bytes(r["offset"] - b["base"])
+                        + _varint_bytes(r["keySize"]) + r["keySize"] + _varint_bytes(r["valueSize"])
+                        + max(r["valueSize"], 0) + _varint_bytes(0))
+                after += _varint_bytes(body) + body
+    on_disk = sum((corpus["samples"] / "broker" / "compacted-dirty-0" / f"{base:020d}.log").stat().st_size
+                  for base in (0, 63, 119, 175, 231))
+    assert (p.bytesInPass, p.bytesAfterPass, p.bytesRemoved) == (on_disk, after, on_disk - after)
 
 
 def test_corpus_cleaned_and_idle_logs(corpus) -> None:
@@ -438,6 +495,9 @@ def test_corpus_cleaned_and_idle_logs(corpus) -> None:
     # the internal topics are compacted by Kafka's own configs; only an active segment: nothing to clean
     assert parts["__consumer_offsets"].cleanReason == "nothingCleanable"
     assert "tutorial-segments" not in parts  # cleanup.policy=delete
+    # the compacted topics: TOPIC_CONFIGS' and Kafka's compacted internal topics (not the KRaft metadata log)
+    assert set(parts) == {"compacted-dirty", "compacted-cleaned", "txn-mixed", "legacy-v1", "__consumer_offsets",
+                          "__transaction_state"}
 
 
 def test_corpus_transactions_and_legacy(corpus) -> None:
@@ -454,8 +514,22 @@ def test_corpus_outputs_are_consistent_and_carry_no_payload(corpus) -> None:
     for df in (preview.partitions, preview.segments, preview.records):
         assert "key" not in df.columns and "value" not in df.columns
         assert not any(f.dataType.typeName() == "binary" for f in df.schema.fields)
-    hashes = [r["keyHash"] for r in corpus["records"] if r["keyHash"] is not None]
-    assert hashes and all(len(x) == 32 and int(x, 16) >= 0 for x in hashes)
+    # one fate per record dump-log printed; the key hash is the MD5 of the key (none for keyless and control ones)
+    golden = {}
+    for log_dir in ("broker", "legacy"):
+        for topic in corpus["parts"]:
+            for batches in golden_batches(corpus["samples"], log_dir, f"{topic}-0").values():
+                golden.update({(topic, r["offset"]): r for b in batches for r in b["records"]})
+    hashes = {(r["topic"], r["offset"]): r["keyHash"] for r in corpus["records"]}
+    assert len(golden) == 300 + 64 + 78 + 29 + 15 + 25  # data/samples/README.md, the six compacted partitions
+    assert hashes.keys() == golden.keys()
+    for k, r in golden.items():
+        if r["key"] is None or r["control"]:
+            assert hashes[k] is None, k
+        elif k[0].startswith("__"):  # binary keys, which dump-log prints as UTF-8 text
+            assert re.fullmatch("[0-9a-f]{32}", hashes[k]), k
+        else:
+            assert hashes[k] == hashlib.md5(r["key"]).hexdigest(), k
     # one fate per record read, with the key hash the records view gives
     raw = {(r["topic"], r["offset"]): r for r in corpus["raw"] if r["topic"] in corpus["parts"]}
     got = {(r["topic"], r["offset"]): r for r in corpus["records"]}
@@ -470,7 +544,10 @@ def test_corpus_outputs_are_consistent_and_carry_no_payload(corpus) -> None:
         assert p.segmentsAfterPass == len(p.cleanedGroups) + len(segs) - len(in_pass)
         removed = sum(1 for r in corpus["records"] if r["topic"] == topic and not r["retained"])
         assert removed == p.recordsRemoved
-    # the cleaner's order: highest dirty ratio first, among the logs it would clean in each log dir
+    # the cleaner's order: highest dirty ratio first, among the logs it would clean in each log dir: those with
+    # dirty segments below their active one and no cleaner checkpoint past them (compacted-cleaned has one)
+    would_clean = {(Path(p.logDir).name, t) for t, p in corpus["parts"].items() if p.wouldClean}
+    assert would_clean == {("broker", "compacted-dirty"), ("broker", "txn-mixed"), ("legacy", "legacy-v1")}
     for log_dir in {p.logDir for p in corpus["parts"].values()}:
         ordered = sorted((p for p in corpus["parts"].values() if p.wouldClean and p.logDir == log_dir),
                          key=lambda p: p.cleanOrder)
@@ -511,8 +588,10 @@ def test_the_same_partition_in_two_log_dirs_is_previewed_in_each(spark, samples:
     for log_dir in dirs:
         alone = preview_log_dirs(spark, [log_dir], config, LATER, topics=["live-copy"]).partitions.collect()
         assert [r.asDict(recursive=True) for r in alone] == [rows[log_dir]]
-    # the copies differ: the one taken from the running broker has problem rows (its active segment's tail)
-    assert rows[dirs[0]]["problems"] == 0 < rows[dirs[1]]["problems"]
+    # the copies differ: the one taken from the running broker has problem rows, its active segment's preallocated
+    # indexes (data/samples/README.md, and dump-log's goldens): the zeros after the .index's and the .timeindex's
+    # entries, and the .timeindex's last slot (timestamp 0) below its first, which Kafka's sanity check rejects
+    assert (rows[dirs[0]]["problems"], rows[dirs[1]]["problems"]) == (0, 3)
 
 
 def test_no_compacted_topic_gives_empty_outputs(spark, samples: Path) -> None:
@@ -582,5 +661,6 @@ def test_command_table_and_usage_errors(samples: Path, capsys) -> None:
     args = parser.parse_args(["compaction-preview", str(samples / "broker"), "--set", "min.cleanable.dirty.ratio=x"])
     assert args.func(args) == 2
     assert "min.cleanable.dirty.ratio=x" in capsys.readouterr().err
-    with pytest.raises(SystemExit):
+    with pytest.raises(SystemExit) as exit_:
         parser.parse_args(["compaction-preview"])
+    assert exit_.value.code == 2  # argparse's usage error

@@ -12,19 +12,17 @@ exception's first line, so only that line is compared.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
-from kafkalog_spark.dump import DumpOptions, run_dump
 from kafkalog_spark.kafka_versions import KafkaVersion, parse_kafka_version
-from tests.harness.golden import GOLDEN_DIR, mode_flags
+from tests.harness.golden import GOLDEN_DIR, dumpable_files, modes_for
+from tests.helpers.corpus import DATA
+from tests.helpers.dump_tool import MODES, options, ours, theirs_stderr
 
-DATA = Path(__file__).resolve().parent.parent / "data"
 # The broker version that wrote each corpus (its golden/ is that version's tool)
 CORPORA = {"samples": "3.9.2", "samples-kafka4": "4.4.0"}
-MODES = ("deep", "verify", "sanity", "head")
 
 
 def golden_dirs() -> list[tuple[str, str, KafkaVersion]]:
@@ -56,36 +54,6 @@ def golden_runs() -> list[tuple[str, str, str, str, KafkaVersion]]:
 RUNS = golden_runs()
 
 
-def options(rel: str, mode: str, version: KafkaVersion) -> DumpOptions:
-    flags = mode_flags(Path(rel), mode)
-    max_bytes = int(flags[flags.index("--max-bytes") + 1]) if "--max-bytes" in flags else 2**31 - 1
-    return DumpOptions(deep_iteration="--deep-iteration" in flags, print_data_log="--print-data-log" in flags,
-                       kafka_version=version, skip_record_metadata="--skip-record-metadata" in flags,
-                       max_bytes=max_bytes, verify_index_only="--verify-index-only" in flags,
-                       index_sanity_check="--index-sanity-check" in flags)
-
-
-def ours(root: Path, files: list[str], opts: DumpOptions) -> tuple[bytes, str, int]:
-    """stdout (bytes), stderr (absolute paths made relative to `root`, as the goldens have them), exit code."""
-    out: list[str] = []
-    err: list[str] = []
-    cwd = os.getcwd()
-    os.chdir(root)
-    try:
-        code = run_dump(files, opts, out.append, err.append)
-    finally:
-        os.chdir(cwd)
-    return "".join(f"{line}\n" for line in out).encode(), "".join(f"{line}\n" for line in err).replace(
-        f"{root}/", ""), code
-
-
-def theirs_stderr(path: Path) -> str:
-    err = path.read_bytes().decode() if path.exists() else ""
-    if err.startswith('Exception in thread "main" '):
-        return err.split("\n", 1)[0] + "\n"  # the Java stack frames are not ours to print
-    return err
-
-
 @pytest.mark.parametrize(("corpus", "gdir", "rel", "mode", "version"), RUNS,
                          ids=[f"{c}/{g}/{r}.{m}" for c, g, r, m, _ in RUNS])
 def test_dump_equals_kafka_dump_log(corpus: str, gdir: str, rel: str, mode: str, version: KafkaVersion) -> None:
@@ -105,7 +73,15 @@ def test_both_tool_versions_on_the_3_9_corpus() -> None:
     assert kinds == {".log", ".checkpoint", ".index", ".timeindex", ".txnindex", ".snapshot"}
     modes = {m for c, _, _, m, _ in RUNS if c == "samples"}
     assert modes == set(MODES)
-    assert len(RUNS) > 1500
+    # every golden run the harness made is compared: each dumpable corpus file in each of its modes, per golden dir
+    # (found from the corpus files here, not from the golden files RUNS was listed from)
+    expected = {(corpus, gdir, rel.as_posix(), mode) for corpus, gdir, _ in GOLDEN_DIRS
+                for rel in dumpable_files(DATA / corpus) for mode in modes_for(rel) if mode in MODES}
+    assert {(c, g, r, m) for c, g, r, m, _ in RUNS} == expected
+    # and as many as the corpora's READMEs say each golden dir holds (858 and 912 runs), less the `decoded` ones
+    readme_runs = {"samples": 858, "samples-kafka4": 912}
+    decoded = {c: sum("decoded" in modes_for(rel) for rel in dumpable_files(DATA / c)) for c in readme_runs}
+    assert len(RUNS) == sum(readme_runs[c] - decoded[c] for c, _, _ in GOLDEN_DIRS)
 
 
 def test_4x_prints_leader_change_and_gaps_from_minus_one() -> None:

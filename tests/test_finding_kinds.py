@@ -4,15 +4,15 @@ reported somewhere, a Finding refuses any other name, and the README prints the 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
 
 from kafkalog_spark.finding_kinds import KINDS, Severity, finding_kind, markdown_table
 from kafkalog_spark.findings import Finding
+from tests.helpers.corpus import PACKAGE, ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
-PACKAGE = ROOT / "kafkalog_spark"
 # Calls that name a kind, and the position of the kind among their arguments.
 KIND_ARGUMENT = {"Finding": 2, "candidate": 2, "finding": 1, "finding_row": 3, "_row": 2, "_malformed": 3}
 KIND_KEYWORDS = {"kind", "too_large_kind", "check"}
@@ -69,10 +69,28 @@ def test_an_unknown_kind_is_refused() -> None:
         finding_kind("no_such_kind")
 
 
+# What reports findings: the files Kafka writes (and the file listing, the internal topics' records), and the
+# commands and analyses (README: Command line)
+SOURCES = {"files", ".log", ".index", ".timeindex", ".txnindex", ".snapshot", "checkpoint", "leader-epoch-checkpoint",
+           "partition.metadata", "meta.properties", "quorum-state", "internal topics", "dump", "validate",
+           "consumer_positions", "open_transactions", "catalog_checks"}
+# a kind named after a file kind is that reader's, unless the cross-file validation reports it
+PREFIXES = {"index_": ".index", "timeindex_": ".timeindex", "txnindex_": ".txnindex", "snapshot_": ".snapshot",
+            "meta_properties_": "meta.properties", "checkpoint_": "checkpoint"}
+
+
 def test_the_catalogue_entries_are_complete() -> None:
+    readme = (ROOT / "README.md").read_text()
+    documented = {name: (severity, source, meaning) for name, severity, source, meaning in re.findall(
+        r"(?m)^\| `([a-z0-9_]+)` \| (error|warning|info) \| ([^|]+?) \| (.+) \|$", readme)}
+    # the README's table (what users read) gives every entry's severity, source and meaning, and no other entry
+    assert documented == {k.name: (k.severity.value, k.source, k.meaning) for k in KINDS.values()}
     for k in KINDS.values():
         assert k.name.islower() and " " not in k.name
-        assert isinstance(k.severity, Severity) and k.meaning and k.source
+        assert k.severity in (Severity.ERROR, Severity.WARNING, Severity.INFO) and k.meaning.strip()
+        assert k.source in SOURCES, k.name
+        assert [src for prefix, src in PREFIXES.items() if k.name.startswith(prefix)] in (
+            [], [k.source]) or k.source == "validate", k.name
 
 
 def test_the_readme_prints_the_catalogue() -> None:

@@ -26,23 +26,42 @@ from kafkalog_spark import read_log
 from kafkalog_spark.findings import Finding
 from tests.fuzz import builder
 from tests.fuzz.driver import REGRESSIONS, regression_cases
+from tests.helpers.corpus import ROOT
 
-REPO = Path(__file__).resolve().parent.parent
 MIB = 1 << 20
 
 
 def run_module(*args: str, timeout: float) -> dict:
     """``python -m args`` from the repository; its last stdout line as JSON."""
-    done = subprocess.run([sys.executable, "-m", *args], cwd=REPO, capture_output=True, text=True, timeout=timeout)
+    done = subprocess.run([sys.executable, "-m", *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout)
     assert done.stdout.strip(), done.stderr[-3000:]
     return json.loads(done.stdout.strip().splitlines()[-1]) | {"stderr": done.stderr[-3000:],
                                                                 "returncode": done.returncode}
+
+
+def _drawn(cases: int, seed: int) -> dict:
+    """The cases the driver's generator draws for one worker seeded as the driver seeds it (seed * 1000), counted
+    here without decoding anything: truncations and bombs as the driver counts them, and each label's cases."""
+    from tests.fuzz.driver import corpus_entries, make_case
+
+    rng, corpus = random.Random(seed * 1000), corpus_entries()
+    drawn: dict = {"truncations": 0, "bombs": 0, "coverage": {}}
+    for _ in range(cases):
+        data, _cap, _chunk, what, covered = make_case(rng, corpus)
+        drawn["truncations"] += "truncated" in what or "+mutated" in what and len(data) < 61
+        drawn["bombs"] += what.startswith("bomb")
+        for label in covered:
+            drawn["coverage"][label] = drawn["coverage"].get(label, 0) + 1
+    return drawn
 
 
 def test_fixed_seed_differential_run_agrees_on_every_case() -> None:
     r = run_module("tests.fuzz.driver", "--cases", "800", "--seed", "13", timeout=600)
     assert r["failures"] == 0 and r["returncode"] == 0, r["stderr"]
     assert r["cases"] == 800
+    # the run went through exactly the cases the seed draws
+    drawn = _drawn(800, 13)
+    assert (r["truncations"], r["bombs"], r["coverage"]) == (drawn["truncations"], drawn["bombs"], drawn["coverage"])
     # every codec (snappy's two framings, the Java client's LZ4 frames and the library's) and every format
     wanted = {"v0", "v1", "v2", "control", "transactional", "v2-none", "v2-gzip", "v2-snappy-xerial",
               "v2-snappy-raw", "v2-lz4-java", "v2-lz4-frame", "v2-zstd", "v0-gzip", "v1-gzip", "v0-lz4-java",
@@ -55,7 +74,9 @@ def test_fixed_seed_differential_run_agrees_on_every_case() -> None:
 
 def test_every_kept_regression_input_agrees() -> None:
     cases = regression_cases()
-    assert cases, f"no regression inputs in {REGRESSIONS}"
+    # one case per kept input: its bytes (.bin) beside how it was read (.json)
+    assert sorted(p for p, _, _ in cases) == sorted(REGRESSIONS.glob("*.bin")), f"no regression inputs in {REGRESSIONS}"
+    assert len(cases) > 0
     r = run_module("tests.fuzz.driver", "--replay", str(REGRESSIONS), timeout=600)
     assert r["cases"] == len(cases)
     assert r["failures"] == 0, r["stderr"]
@@ -80,7 +101,7 @@ def _lz4_segment(tmp_path: Path) -> tuple[Path, list[bytes]]:
 
 def _python(code: str, log: Path, timeout: int) -> str:
     """What ``code`` prints, run on ``log`` in a fresh interpreter: a hang is a timeout, not a stuck suite."""
-    done = subprocess.run([sys.executable, "-c", code, str(log)], cwd=REPO, capture_output=True, text=True,
+    done = subprocess.run([sys.executable, "-c", code, str(log)], cwd=ROOT, capture_output=True, text=True,
                           timeout=timeout)
     assert done.returncode == 0, done.stderr[-2000:]
     return done.stdout
@@ -108,7 +129,7 @@ BOMBS = {"gzip": 16, "snappy-xerial": 16, "snappy-raw": 16, "lz4": 16, "lz4-fram
 def test_decompression_bombs_stay_within_the_cap() -> None:
     """A bomb (one record of 2 x the cap of zeros) is a decompression_failed finding, and the peak RSS while
     reading it grows by about the cap, not a multiple of it (a 256 MiB cap once peaked at 707 MB for gzip)."""
-    done = subprocess.run([sys.executable, "-m", "tests.fuzz.bombs", str(BOMB_CAP_MIB), *BOMBS], cwd=REPO,
+    done = subprocess.run([sys.executable, "-m", "tests.fuzz.bombs", str(BOMB_CAP_MIB), *BOMBS], cwd=ROOT,
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     results = json.loads(done.stdout.splitlines()[-1])

@@ -29,10 +29,9 @@ from kafkalog_spark.log.log_dir import find_partitions
 from kafkalog_spark.log.reader import read_log
 from kafkalog_spark.source.datasource import KafkaLogDataSource
 from kafkalog_spark.source.options import SourceOptions
+from tests.helpers.corpus import BROKER, PACKAGE, ROOT, SAMPLES
+from tests.helpers.views import VIEWS, problems, view_rows
 
-ROOT = Path(__file__).resolve().parent.parent
-BROKER = ROOT / "data" / "samples" / "broker"
-VIEWS = ("records", "batches", "record_stats", "segments", "index", "partition_files")
 HANG_SECONDS = 60  # a subprocess that takes longer is blocked, not slow (each takes a few seconds)
 
 
@@ -51,18 +50,6 @@ def run_python(code: str) -> subprocess.CompletedProcess:
                               timeout=HANG_SECONDS, cwd=ROOT)
     except subprocess.TimeoutExpired:
         pytest.fail(f"blocked for {HANG_SECONDS} s")
-
-
-def view_rows(path: str, view: str, **options: str) -> list[dict]:
-    """The rows of ``view`` as the Spark source makes them (planning, then every task), without Spark."""
-    source = KafkaLogDataSource({"path": path, "view": view, **options})
-    reader = source.reader(source.schema())
-    return [row for part in reader.partitions() for batch in reader.read(part) for row in batch.to_pylist()]
-
-
-def problems(rows: list[dict]) -> list[tuple]:
-    return sorted((r["problem"]["kind"], r["problem"]["file"], r["problem"]["detail"], r["topic"], r["partition"],
-                   r["logDir"]) for r in rows if r["problem"])
 
 
 class Unlistable(pafs.FileSystemHandler):
@@ -142,12 +129,21 @@ def test_a_glob_through_an_unlistable_dir_is_a_finding_not_no_match(tmp_path: Pa
         find_partitions([f"{logs}/codec-*"], unlistable(logs))
 
 
+# codec-none-0's rows per view, from kafka-dump-log's goldens (data/samples/README.md): 300 records in 19 batches
+# in 9 segments (each below the split size: one record_stats row each), 9 offset-index and 12 time-index entries;
+# its partition files: the leader-epoch checkpoint's one entry, partition.metadata, one producer in each of the 9
+# producer snapshots (the copied log dir has no checkpoint files of its own)
+CODEC_NONE_ROWS = {"records": 300, "batches": 19, "segments": 9, "record_stats": 9, "index": 9 + 12,
+                   "partition_files": 1 + 1 + 9}
+
+
 @pytest.mark.parametrize("view", VIEWS)
 def test_the_source_makes_an_unlistable_dir_a_problem_row_in_every_view(view: str, tmp_path: Path,
                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     logs = copy_partitions(tmp_path, "codec-none-0", "tutorial-segments-0")
     refused = logs / "tutorial-segments-0"
-    clean = problems(view_rows(str(logs), view))
+    clean_rows = view_rows(str(logs), view)
+    clean = problems(clean_rows)
     fs = unlistable(refused)
     monkeypatch.setattr(log_dir, "resolve", lambda path, filesystem=None: (filesystem or fs, path))
     rows = view_rows(str(logs), view)
@@ -155,6 +151,10 @@ def test_the_source_makes_an_unlistable_dir_a_problem_row_in_every_view(view: st
     assert [(kind, file, topic, partition, at) for kind, file, _, topic, partition, at in added] == [
         ("unreadable_file", str(refused), "tutorial-segments", 0, str(logs))]
     assert not any(r["topic"] == "tutorial-segments" and not r["problem"] for r in rows)
+    # the other partition is read whole, as without the refused one
+    other = [r for r in rows if r["topic"] == "codec-none" and not r["problem"]]
+    assert other == [r for r in clean_rows if r["topic"] == "codec-none" and not r["problem"]]
+    assert len(other) == CODEC_NONE_ROWS[view]
     with pytest.raises(KafkaLogError, match=str(refused)):
         view_rows(str(logs), view, mode="FAILFAST")
     # the log dir itself: a row without a topic-partition, its logDir the dir
@@ -213,8 +213,8 @@ def test_a_dangling_symlink_named_like_a_segment_is_a_finding(tmp_path: Path) ->
     link = logs / "codec-none-0" / "00000000000000099999.log"
     link.symlink_to(tmp_path / "gone.log")
     findings: list[Finding] = []
-    assert read_log(str(logs), "batches", findings=findings).num_rows == read_log(
-        str(BROKER / "codec-none-0"), "batches", findings=[]).num_rows
+    # codec-none-0's 19 batches (data/samples/README.md, from kafka-dump-log's goldens), all read
+    assert read_log(str(logs), "batches", findings=findings).num_rows == 19
     assert [(f.kind, f.file, f.detail) for f in findings] == [
         ("missing_file", str(link), f"a symbolic link to {tmp_path / 'gone.log'}, which does not exist; not read")]
 
@@ -228,7 +228,7 @@ def test_special_files_are_findings_never_opened(tmp_path: Path) -> None:
         import json, sys
         from kafkalog_spark.dump import DumpOptions, run_dump
         from kafkalog_spark.log.reader import read_log
-        from tests.test_hostile_inputs import VIEWS, problems, view_rows
+        from tests.helpers.views import VIEWS, problems, view_rows
 
         def summary(logs):
             findings = []
@@ -248,7 +248,7 @@ def test_special_files_are_findings_never_opened(tmp_path: Path) -> None:
     expected = sorted(["unreadable_file", str(part / name), f"not a regular file ({what}); not opened"]
                       for name, what in SPECIAL.items())
     special, pristine_ = out["special"], out["pristine"]
-    assert special["rows"] == pristine_["rows"] > 0
+    assert special["rows"] == pristine_["rows"] == 300  # codec-none-0's records (data/samples/README.md)
     assert special["findings"] == expected
     for view in VIEWS:
         added = [p for p in special["views"][view]
@@ -440,8 +440,12 @@ def test_a_config_that_is_no_utf8_text_is_one_line(tmp_path: Path, no_spark: Non
 def test_the_shipped_configs_still_load() -> None:
     from kafkalog_spark.nightly import NightlyConfig
 
-    for conf in (ROOT / "conf" / "nightly.toml", ROOT / "kafkalog_spark" / "demo" / "nightly.toml"):
-        assert NightlyConfig.load(str(conf)).log_dirs
+    # the files' relative log_dirs, resolved against the file's own directory
+    expected = {ROOT / "conf" / "nightly.toml": (SAMPLES / "broker", SAMPLES / "legacy", SAMPLES / "live-copy"),
+                PACKAGE / "demo" / "nightly.toml": (PACKAGE / "demo" / "broker",)}
+    for conf, dirs in expected.items():
+        assert NightlyConfig.load(str(conf)).log_dirs == tuple(str(d) for d in dirs), conf
+        assert all(d.is_dir() for d in dirs), conf
 
 
 @pytest.mark.parametrize(("args", "names"), [

@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import re
 import shutil
-import time
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -23,8 +23,8 @@ from kafkalog_spark.log.offset_index import OffsetIndex, OffsetPosition
 from kafkalog_spark.log.producer_snapshot import ProducerStateSnapshot, decrement_sequence
 from kafkalog_spark.log.time_index import NO_TIMESTAMP, TimeIndex, TimestampOffset
 from kafkalog_spark.log.transaction_index import AbortedTxn, TransactionIndex
+from tests.helpers.corpus import PACKAGE, SAMPLES
 
-SAMPLES = Path(__file__).resolve().parent.parent / "data" / "samples"
 GOLDEN = SAMPLES / "golden"
 READERS = {".index": OffsetIndex, ".timeindex": TimeIndex, ".txnindex": TransactionIndex,
            ".snapshot": ProducerStateSnapshot}
@@ -71,8 +71,12 @@ def read(rel: str, fs: pafs.FileSystem):
 
 
 def test_corpus_has_every_kind() -> None:
-    assert len(INDEX_FILES) > 50 and len(TIME_INDEX_FILES) > 50 and len(SNAPSHOT_FILES) > 50
-    assert len(TXN_INDEX_FILES) >= 3
+    # data/samples/README.md: 95 segments (95 `.index` files verified, 95 `.timeindex`), one `.txnindex` per
+    # segment of txn-mixed-0 holding an aborted transaction (3), and the producer snapshots the partitions list (90)
+    assert (len(INDEX_FILES), len(TIME_INDEX_FILES), len(TXN_INDEX_FILES), len(SNAPSHOT_FILES)) == (95, 95, 3, 90)
+    # and exactly the files dump-log was run on (one deep golden each)
+    dumped = sorted(p.relative_to(GOLDEN).as_posix().removesuffix(".deep.txt") for p in GOLDEN.rglob("*.deep.txt"))
+    assert ALL_FILES == [rel for suffix in READERS for rel in dumped if rel.endswith(suffix)]
     assert (SAMPLES / f"{LIVE_ACTIVE}.index").stat().st_size == 10485760
 
 
@@ -153,9 +157,9 @@ def test_sanity_check_agrees_with_kafka(rel: str, fs: pafs.FileSystem) -> None:
 
 def test_live_copy_active_segment_zero_tails(fs: pafs.FileSystem) -> None:
     idx = OffsetIndex.read(f"{LIVE_ACTIVE}.index", fs)
+    entries = len(golden(f"{LIVE_ACTIVE}.index"))  # dump-log lists the entries up to the first zero slot
     assert idx.slot_count == 10485760 // 8
-    assert idx.has_zero_tail and idx.zero_tail_start == idx.entry_count * 8
-    assert 0 < idx.entry_count < idx.slot_count
+    assert idx.has_zero_tail is True and idx.entry_count == entries and idx.zero_tail_start == entries * 8
     assert idx.dump_lines() == golden(f"{LIVE_ACTIVE}.index")
     tail = [f for f in idx.findings if f.kind == "index_zero_tail"]
     assert [(f.position, f.severity) for f in tail] == [(idx.entry_count * 8, Severity.WARNING)]
@@ -163,13 +167,17 @@ def test_live_copy_active_segment_zero_tails(fs: pafs.FileSystem) -> None:
     assert golden(f"{LIVE_ACTIVE}.index", "sanity") == [f"{LIVE_ACTIVE}.index passed sanity check."]
 
     tidx = TimeIndex.read(f"{LIVE_ACTIVE}.timeindex", fs)
+    time_entries = len(golden(f"{LIVE_ACTIVE}.timeindex"))
     assert tidx.slot_count == 10485756 // 12
-    assert tidx.has_zero_tail and tidx.zero_tail_start == tidx.entry_count * 12
+    assert tidx.has_zero_tail is True and tidx.entry_count == time_entries
+    assert tidx.zero_tail_start == time_entries * 12
     assert tidx.dump_lines() == golden(f"{LIVE_ACTIVE}.timeindex")
     assert tidx.last_slot == (0, tidx.base_offset)
     # The same partition after a clean shutdown: the broker trimmed both files and kept these entries.
-    clean = OffsetIndex.read(f"broker/live-copy-0/{LIVE_ACTIVE.rsplit('/', 1)[1]}.index", fs)
-    assert not clean.has_zero_tail and clean.tail_start is None and clean.slot_count == clean.entry_count
+    clean_rel = f"broker/live-copy-0/{LIVE_ACTIVE.rsplit('/', 1)[1]}.index"
+    clean = OffsetIndex.read(clean_rel, fs)
+    assert clean.has_zero_tail is False and clean.tail_start is None
+    assert clean.slot_count == clean.entry_count == (SAMPLES / clean_rel).stat().st_size // 8 == len(golden(clean_rel))
 
 
 @pytest.mark.parametrize("rel", TXN_INDEX_FILES)
@@ -186,7 +194,7 @@ def test_txn_index_against_golden(rel: str, fs: pafs.FileSystem) -> None:
 def test_snapshot_against_golden(rel: str, fs: pafs.FileSystem) -> None:
     snap = ProducerStateSnapshot.read(rel, fs)
     assert snap.offset == int(Path(rel).name.split(".")[0])
-    assert snap.valid and snap.crc_ok and snap.version == 1 and golden_stderr(rel, "deep") == ""
+    assert (snap.valid, snap.crc_ok, snap.version) == (True, True, 1) and golden_stderr(rel, "deep") == ""
     lines = golden(rel)
     assert [p.producer_id for p in snap.producers] == [int(re.match(r"producerId: (\d+)", x)[1])
                                                        for x in lines]
@@ -213,12 +221,45 @@ def test_readers_never_write(fs: pafs.FileSystem) -> None:
     assert before == after
 
 
-def test_ten_mib_index_is_instant(fs: pafs.FileSystem) -> None:
-    t = time.perf_counter()
-    idx = OffsetIndex.read(f"{LIVE_ACTIVE}.index", fs)
-    tidx = TimeIndex.read(f"{LIVE_ACTIVE}.timeindex", fs)
-    assert idx.has_zero_tail and tidx.has_zero_tail
-    assert time.perf_counter() - t < 1.0
+def _python_calls(read) -> int:
+    """How many function calls the package's own code makes in ``read()``, Python and builtin (a count, not a time:
+    the same on a busy machine; calls from elsewhere, such as a garbage-collection callback, are not counted)."""
+    calls = 0
+    package = str(PACKAGE)
+
+    def count(frame, event, arg) -> None:
+        nonlocal calls
+        calls += event in ("call", "c_call") and frame.f_code.co_filename.startswith(package)
+
+    sys.setprofile(count)
+    try:
+        read()
+    finally:
+        sys.setprofile(None)
+    return calls
+
+
+@pytest.mark.parametrize(("reader", "suffix", "entry"), [(OffsetIndex, ".index", 8), (TimeIndex, ".timeindex", 12)])
+def test_a_preallocated_ten_mib_index_costs_what_its_entries_cost(reader, suffix: str, entry: int,
+                                                                  tmp_path: Path) -> None:
+    """The active segment's index of a live copy is preallocated to segment.index.bytes (10 MiB) and zero past its
+    entries. Reading it makes exactly the calls that reading the same entries with a one-slot zero tail makes: the
+    tail is checked in bulk, never entry by entry (so it reads in milliseconds, as fast as a trimmed index)."""
+    full = (SAMPLES / f"{LIVE_ACTIVE}{suffix}").read_bytes()
+    # Kafka's default segment.index.bytes (10 MiB), preallocated, rounded down to whole entries
+    assert len(full) == 10 * 1024 * 1024 // entry * entry
+    # the entries end at the first all-zero slot after the first (kafka-dump-log's rule), found here by hand
+    slots = [full[i:i + entry] for i in range(0, len(full), entry)]
+    used = next(i for i in range(1, len(slots)) if slots[i] == bytes(entry))
+    short = tmp_path / f"{LIVE_ACTIVE.rsplit('/', 1)[-1]}{suffix}"
+    short.write_bytes(full[:(used + 1) * entry])
+    local = pafs.LocalFileSystem()
+    big = reader.read(str(SAMPLES / f"{LIVE_ACTIVE}{suffix}"), local)
+    small = reader.read(str(short), local)
+    assert big.has_zero_tail and small.has_zero_tail
+    assert big.dump_lines() == small.dump_lines()
+    assert (_python_calls(lambda: reader.read(str(SAMPLES / f"{LIVE_ACTIVE}{suffix}"), local))
+            == _python_calls(lambda: reader.read(str(short), local)))
 
 
 # --- damaged copies ---------------------------------------------------------------------------------------
@@ -370,8 +411,9 @@ def test_snapshot_damaged(tmp_path: Path) -> None:
     snap = ProducerStateSnapshot.read(str(path))
     assert kinds_at(snap.findings) == {"snapshot_crc_mismatch": [2]}
     assert snap.findings[0].severity == Severity.ERROR
-    assert not snap.valid and snap.dump_lines() == []  # dump-log prints the error on stderr only
-    assert len(snap) == len(ProducerStateSnapshot.from_bytes(data, rel))  # entries still readable
+    assert snap.valid is False and snap.dump_lines() == []  # dump-log prints the error on stderr only
+    # entries still readable: one per producer dump-log listed, 46 bytes each after the 10-byte header
+    assert len(snap) == len(golden(rel)) == (len(data) - 10) // 46
 
     path.write_bytes(b"\x00\x02" + data[2:])
     assert kinds_at(ProducerStateSnapshot.read(str(path)).findings) == {"snapshot_unknown_version": [0]}

@@ -9,6 +9,7 @@ start and end offsets, producers' open transactions. Every assertion compares ou
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -27,21 +28,22 @@ from kafkalog_spark.analysis.open_transactions import open_transaction_starts, o
 from kafkalog_spark.config import TopicConfigs
 from kafkalog_spark.source import read_views
 from kafkalog_spark.state.records import decode
+from tests.helpers.corpus import INTERNAL, ROOT
+from tests.helpers.framing import frames
 
-CORPUS = Path(__file__).resolve().parent.parent / "data" / "samples-internal"
 VERSIONS = ("3.9.2", "4.4.0")
 STATE_VIEWS = ["consumer_offsets", "group_metadata", "transactions", "topic_catalog"]
 SPARK_VIEWS = ["records", "batches", "segments", "partition_files", *STATE_VIEWS]
 
 
 def _oracle(version: str) -> dict:
-    return json.loads((CORPUS / version / "oracle.json").read_text())
+    return json.loads((INTERNAL / version / "oracle.json").read_text())
 
 
 @pytest.fixture(scope="module", params=VERSIONS)
 def corpus(request, spark):
     version = request.param
-    broker = str(CORPUS / version / "broker")
+    broker = str(INTERNAL / version / "broker")
     views = read_views(spark, [broker], SPARK_VIEWS)
     oracle = _oracle(version)
     offsets = log_offsets(views["records"], views["batches"], views["segments"], views["partition_files"],
@@ -66,17 +68,21 @@ def test_the_latest_committed_offsets_are_the_admin_apis(corpus) -> None:
         row = latest[key]
         assert (row["committedOffset"], row["leaderEpoch"], row["metadata"]) == (
             o["offset"], o["leader_epoch"], o["metadata"]), key
-    # several versions of a key were written (g-classic committed orders-0 twice): only the newest is latest
-    versions = [r for r in corpus["consumer_offsets"] if (r["group"], r["topic"], r["partition"]) == ("g-classic",
-                                                                                                       "orders", 0)]
-    assert len(versions) >= 2 and sum(r["isLatest"] for r in versions) == 1
+    # several versions of a key were written (README: g-classic committed orders-0=5, then orders-0=12): only the
+    # newest is latest
+    versions = sorted((r for r in corpus["consumer_offsets"]
+                       if (r["group"], r["topic"], r["partition"]) == ("g-classic", "orders", 0)),
+                      key=lambda r: r["recordOffset"])
+    assert [(r["committedOffset"], r["metadata"], r["isLatest"]) for r in versions] == [(5, "m-5", False),
+                                                                                         (12, "m-12", True)]
 
 
 def test_deleted_offsets_and_groups_end_in_tombstones(corpus) -> None:
     rows = corpus["consumer_offsets"]
     assert corpus["oracle"]["groups"]["g-deleted"] == {"absent": True}
     deleted = [r for r in rows if r["group"] == "g-deleted" and r["isLatest"]]
-    assert deleted and all(r["isTombstone"] for r in deleted)
+    # README: g-deleted committed orders-2=1 only, then the group was deleted
+    assert [(r["topic"], r["partition"], r["isTombstone"]) for r in deleted] == [("orders", 2, True)]
     gone = [r for r in rows if (r["group"], r["topic"], r["partition"]) == ("g-offsets-deleted", "orders", 0)
             and r["isLatest"]]
     assert [r["isTombstone"] for r in gone] == [True]
@@ -87,7 +93,10 @@ def test_deleted_offsets_and_groups_end_in_tombstones(corpus) -> None:
 def test_group_states_members_and_assignments_are_the_admin_apis(corpus) -> None:
     groups = {g["group"]: g for g in corpus["group_metadata"] if not g["isDeleted"]}
     expected = _groups(corpus["oracle"], "classic", "consumer", "share")
-    assert expected and set(expected) <= set(groups)
+    # README: the groups of the scenario, g-deleted gone; g-consumer and g-share on 4.4.0 only
+    scenario = {"g-classic", "g-beyond", "g-reset", "g-offsets-deleted", "g-live"}
+    assert set(expected) == scenario | ({"g-consumer", "g-share"} if corpus["version"] == "4.4.0" else set())
+    assert set(expected) <= set(groups)
     for name, o in expected.items():
         g = groups[name]
         assert (g["groupType"], g["state"]) == (o["type"], o["state"]), name
@@ -104,7 +113,7 @@ def test_group_states_members_and_assignments_are_the_admin_apis(corpus) -> None
 def test_transactions_are_the_coordinators(corpus) -> None:
     latest = {r["transactionalId"]: r for r in corpus["transactions"] if r["isLatest"]}
     expected = corpus["oracle"]["transactions"]
-    assert set(expected) <= set(latest)
+    assert set(expected) == set(latest) == {"t-committed", "t-aborted", "t-open", "t-expired"}  # README: scenario
     for tid, o in expected.items():
         r = latest[tid]
         assert (r["producerId"], r["producerEpoch"], r["state"], r["timeoutMs"]) == (
@@ -117,6 +126,8 @@ def test_transactions_are_the_coordinators(corpus) -> None:
 def test_topic_catalog_is_the_admin_apis(corpus) -> None:
     oracle = corpus["oracle"]
     live = {r["topic"]: r for r in corpus["topic_catalog"] if not r["isDeleted"]}
+    # every non-internal topic the admin API listed, and no other
+    assert {t for t in live if not t.startswith("__")} == set(oracle["topics"])
     for name, o in oracle["topics"].items():
         r = live[name]
         assert r["topicId"] == o["topic_id"]
@@ -130,14 +141,19 @@ def test_topic_catalog_is_the_admin_apis(corpus) -> None:
 
 def test_log_offsets_are_the_admin_apis(corpus) -> None:
     ours = {f"{r.topic}-{r.partition}": (r.logStartOffset, r.logEndOffset) for r in corpus["offsets"].collect()}
-    for tp, o in corpus["oracle"]["log_offsets"].items():
-        assert ours[tp] == (o["log_start"], o["log_end"]), tp
+    oracle = corpus["oracle"]["log_offsets"]
+    assert {tp: ours[tp] for tp in oracle} == {tp: (o["log_start"], o["log_end"]) for tp, o in oracle.items()}
+    # README: orders 3, payments 3 (grown from 2), ledger 2, audit 1, late 1 partitions
+    assert len(oracle) == 10
 
 
 def test_consumer_positions_say_which_groups_reset(corpus) -> None:
     positions = consumer_positions(corpus["views"]["consumer_offsets"], corpus["offsets"])
     rows = {(r.group, f"{r.topic}-{r.partition}"): r for r in positions.collect()}
     oracle = corpus["oracle"]
+    # a row per offset a classic or consumer group holds
+    assert set(rows) == {(g, tp) for g, group in _groups(oracle, "classic", "consumer").items()
+                         for tp in group["offsets"]}
     for (group, tp), r in rows.items():
         start, end = oracle["log_offsets"][tp]["log_start"], oracle["log_offsets"][tp]["log_end"]
         committed = oracle["groups"][group]["offsets"][tp]["offset"]
@@ -160,7 +176,9 @@ def test_the_killed_producers_transaction_is_open_then_hanging(corpus) -> None:
     oracle = corpus["oracle"]
     expected = {(tp, p["producer_id"], p["current_txn_start_offset"]) for tp, ps in oracle["producers"].items()
                 for p in ps if p["current_txn_start_offset"] is not None}
-    assert expected  # t-open's producer, in ledger-0 and ledger-1
+    # README: t-open's producer, in ledger-0 and ledger-1
+    assert {tp for tp, _, _ in expected} == {"ledger-0", "ledger-1"}
+    assert {pid for _, pid, _ in expected} == {oracle["transactions"]["t-open"]["producer_id"]}
     at_stop = _open(corpus, oracle["stopped_at_ms"])
     assert {(f"{r.topic}-{r.partition}", r.producerId, r.firstOffset) for r in at_stop} == expected
     assert {(r.transactionalId, r.status, r.coordinatorState, r.timeoutMs) for r in at_stop} == {
@@ -181,7 +199,11 @@ def _checks(spark, broker: str, views: dict) -> list:
 def test_catalog_checks_know_every_dir_and_the_deleted_topic(corpus) -> None:
     rows = _checks(corpus["offsets"].sparkSession, corpus["broker"], corpus["views"])
     live = [r for r in rows if r.dirKind == "live" and r.topic != "__cluster_metadata"]
-    assert live and {r.status for r in live} == {"ok"}
+    # every partition dir on disk, but the metadata log and the deleted topic's
+    dirs = {p.name for p in Path(corpus["broker"]).iterdir() if p.is_dir()
+            and re.fullmatch(r"[^.]+-\d+", p.name) and p.name != "__cluster_metadata-0"}
+    assert sorted(f"{r.topic}-{r.partition}" for r in live) == sorted(dirs)
+    assert {r.status for r in live} == {"ok"}
     doomed = [r for r in rows if r.topic == "doomed"]
     assert [(r.dirKind, r.topicId, r.topicDeleted) for r in doomed] == [
         ("delete", corpus["oracle"]["deleted_topics"]["doomed"], True)]
@@ -190,7 +212,7 @@ def test_catalog_checks_know_every_dir_and_the_deleted_topic(corpus) -> None:
 def test_dirs_the_metadata_disowns_are_errors(spark, tmp_path: Path) -> None:
     """A copy of audit-0 under a name the metadata never had (ghost-0) and audit-0 itself given another id (as
     if the topic were deleted and created again): unknown topic id and id mismatch, both errors."""
-    broker = Path(shutil.copytree(CORPUS / "4.4.0" / "broker", tmp_path / "broker"))
+    broker = Path(shutil.copytree(INTERNAL / "4.4.0" / "broker", tmp_path / "broker"))
     audit_id = _oracle("4.4.0")["topics"]["audit"]["topic_id"]
     shutil.copytree(broker / "audit-0", broker / "ghost-0")
     for name, new_id in (("audit-0", "AAAAAAAAAAAAAAAAAAAAEg"), ("ghost-0", "AAAAAAAAAAAAAAAAAAAAEw")):
@@ -201,24 +223,37 @@ def test_dirs_the_metadata_disowns_are_errors(spark, tmp_path: Path) -> None:
     assert sorted((r.topic, r.status) for r in rows if r.status not in ("ok", "metadata_log", "delete")) == [
         ("audit", "topic_id_mismatch"), ("ghost", "unknown_topic_id")]
     findings = {(f.check, f.topic, f.severity) for f in catalog_findings(spark.createDataFrame(rows)).collect()}
-    assert {("partition_topic_id_unknown", "ghost", "error"),
-            ("partition_topic_id_mismatch", "audit", "error")} <= findings
+    # and, as on the corpus itself, the deleted topic's dir still on disk
+    assert findings == {("partition_topic_id_unknown", "ghost", "error"),
+                        ("partition_topic_id_mismatch", "audit", "error"), ("deleted_topic_on_disk", "doomed", "info")}
 
 
 def test_decode_internal_adds_the_decoded_form(spark) -> None:
     df = (spark.read.format("kafkalog").option("decodeInternal", "true").option("topics", "__consumer_offsets")
-          .load(str(CORPUS / "4.4.0" / "broker")))
+          .load(str(INTERNAL / "4.4.0" / "broker")))
     rows = df.where(F.col("problem").isNull() & ~F.col("isControl")).collect()
-    assert rows and all(r.keyType is not None and r.decodeError is None for r in rows)
-    commits = [json.loads(r.decodedKey) for r in rows if r.keyType == "OffsetCommit"]
-    assert {"group": "g-reset", "topic": "payments", "partition": 1} in commits
+    assert all(r.keyType is not None and r.decodeError is None for r in rows)
+    # every data record of the partitions, counted by the batches' framing (records count at P+57, control bit 5)
+    records = 0
+    for log in (INTERNAL / "4.4.0" / "broker").glob("__consumer_offsets-*/*.log"):
+        records += sum(f.count for f in frames(log) if not f.is_control)
+    assert len(rows) == records > 0
+    commits = {json.dumps(json.loads(r.decodedKey), sort_keys=True) for r in rows if r.keyType == "OffsetCommit"}
+    # README: every group's commits (g-share's are share-group state, elsewhere)
+    committed = [("g-classic", "orders", p) for p in (0, 1, 2)] + [("g-live", "orders", p) for p in (0, 1, 2)] + [
+        ("g-beyond", "payments", 0), ("g-reset", "payments", 1), ("g-offsets-deleted", "orders", 0),
+        ("g-offsets-deleted", "orders", 1), ("g-deleted", "orders", 2), ("g-consumer", "payments", 0),
+        ("g-consumer", "payments", 1)]
+    assert commits == {json.dumps({"group": g, "topic": t, "partition": p}, sort_keys=True) for g, t, p in committed}
 
 
 def test_an_unknown_record_type_is_said_not_raised() -> None:
     d = decode("__consumer_offsets", b"\x00\x63\x00\x01x", b"\x00\x00")
     assert d.unknown and d.key_type is None and "99" in d.error
     cut = decode("__transaction_state", b"\x00\x00\x00\x05ab", None)
-    assert not cut.unknown and cut.error is not None
+    # kafka-dump-log's words for a key cut short (the transaction id's 5 bytes, 2 there)
+    assert not cut.unknown and cut.error == ("Could not read record with version 0 from key's buffer due to: Error "
+                                             "reading byte array of 5 byte(s): only 2 byte(s) available.")
 
 
 def _cli(capsys, *args: str) -> tuple[int, list[dict], list[dict]]:
@@ -230,7 +265,7 @@ def _cli(capsys, *args: str) -> tuple[int, list[dict], list[dict]]:
 
 
 def test_the_commands_gate_on_what_the_brokers_say(spark, capsys) -> None:
-    broker = str(CORPUS / "4.4.0" / "broker")
+    broker = str(INTERNAL / "4.4.0" / "broker")
     oracle = _oracle("4.4.0")
     code, rows, findings = _cli(capsys, "consumer-positions", broker, "--fail-on", "warning")
     assert code == 1 and {(r["group"], r["position"]) for r in rows if r["position"] != "ok"} == {
@@ -256,6 +291,16 @@ def test_undecodable_records_are_findings_and_the_rest_is_read(spark, tmp_path: 
     problems = [r.problem for r in rows if r.problem is not None]
     kinds = [p.kind for p in problems]
     assert kinds.count("internal_record_unknown") >= 2 and "internal_record_undecodable" in kinds
-    assert all(p.file.endswith(CRAFTED_LOG) and p.position >= 0 for p in problems)
+    # what kafka-dump-log --offsets-decoder made of each record: an unknown type or version, or an error
+    golden = (ROOT / "data" / "samples" / "decoder-goldens" / "offsets-decoder-bad-0" /
+              f"{CRAFTED_LOG}.offsets-decoder.4.4.0.txt").read_text()
+    verdicts = {int(o): "internal_record_unknown" if re.search(r"Unknown record type|unknown record version", why)
+                else "internal_record_undecodable"
+                for o, why in re.findall(r"(?m)^\| offset: (\d+) .* key: (.*skipping.*)$", golden)}
+    # a problem row names its record's offset in the detail ("offset N: ...")
+    assert sorted((int(re.match(r"offset (\d+): ", p.detail)[1]), p.kind) for p in problems) == sorted(
+        verdicts.items())
+    # all in the segment's one batch, at position 0
+    assert {(p.file, p.position) for p in problems} == {(str(log_dir / "__consumer_offsets-0" / CRAFTED_LOG), 0)}
     data = [(r.topic, r.partition, r.isTombstone) for r in rows if r.problem is None]
     assert ("t", 4, True) in data  # the tombstone after the bad records is read

@@ -132,7 +132,12 @@ def test_decoded_mode_of_the_corpus_goldens(capsys: pytest.CaptureFixture[str], 
 def test_cli_flags_and_share_group_flag_is_4x_only(capsys: pytest.CaptureFixture[str]) -> None:
     log = str(ROOT / "data" / "samples-kafka4" / "broker" / "__share_group_state-0" / f"{'0' * 20}.log")
     assert main(["dump", log, "--share-group-state-decoder", "--kafka-version", "4.x"]) == 0
-    assert '"type":"0","data":{"groupId":' in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert '"type":"0","data":{"groupId":' in out
+    # what kafka-dump-log 4.4.0 printed for it, after its "Dumping <path>" line
+    golden = (ROOT / "data" / "samples-kafka4" / "decoder-goldens" / "__share_group_state-0" /
+              f"{'0' * 20}.log.share-group-state-decoder.4.4.0.txt").read_bytes().decode()
+    assert out.split("\n", 1) == [f"Dumping {log}", golden.split("\n", 1)[1]]
     # 3.9's tool has no such option (it dies of joptsimple's UnrecognizedOptionException): a usage error
     assert main(["dump", log, "--share-group-state-decoder", "--kafka-version", "3.9"]) == 2
     assert "no such option" in capsys.readouterr().err
@@ -191,3 +196,6 @@ def test_damaged_records_never_raise_anything_else(topic: str) -> None:
             except ToolCrash:
                 outcomes["crashed"] += 1
     assert outcomes["decoded"] and outcomes["skipped"] + outcomes["crashed"]
+    # every draw, in each version that has the decoder, ended one of the three ways
+    versions = [v for v in KafkaVersion if not (topic == SHARE_GROUP_STATE and v == KafkaVersion.V3_9)]
+    assert sum(outcomes.values()) == 2000 * len(versions)

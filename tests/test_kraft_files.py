@@ -16,8 +16,8 @@ from kafkalog_spark import read_log
 from kafkalog_spark.analysis.index_validation import validate
 from kafkalog_spark.log.log_dir import list_partition
 from kafkalog_spark.log.quorum_state import QuorumStateFile
+from tests.helpers.corpus import KAFKA4
 
-KAFKA4 = Path(__file__).resolve().parent.parent / "data" / "samples-kafka4"
 METADATA = KAFKA4 / "broker" / "__cluster_metadata-0"
 GOLDEN = KAFKA4 / "golden" / "broker" / "__cluster_metadata-0"
 SNAPSHOTS = sorted(METADATA.glob("*.checkpoint"))
@@ -33,7 +33,12 @@ def _dumped(snapshot: Path) -> tuple[tuple[int, int], list[tuple[int, int, int]]
 
 
 def test_the_corpus_has_several_snapshots() -> None:
-    assert len(SNAPSHOTS) >= 3
+    # the snapshots data/samples-kafka4/README.md lists, each dumped by kafka-dump-log (golden/)
+    readme = (KAFKA4 / "README.md").read_text()
+    listed = re.search(r"KRaft snapshots in `__cluster_metadata-0` \((\d+)\): (.*)", readme)
+    names = re.findall(r"`([^`]+\.checkpoint)`", listed[2])
+    assert [p.name for p in SNAPSHOTS] == names and len(names) == int(listed[1]) == 6
+    assert sorted(p.name.removesuffix(".deep.txt") for p in GOLDEN.glob("*.checkpoint.deep.txt")) == names
 
 
 @pytest.mark.parametrize("snapshot", SNAPSHOTS, ids=lambda p: p.name)
@@ -53,7 +58,13 @@ def test_a_partition_read_adds_its_snapshots_after_its_segments() -> None:
     assert {r["snapshotEndOffset"] for r in from_snapshots} == {_dumped(s)[0][0] for s in SNAPSHOTS}
     assert len(from_snapshots) == sum(len(_dumped(s)[1]) for s in SNAPSHOTS)
     first = rows.index(from_snapshots[0])
-    assert all(r["segmentBaseOffset"] is not None for r in rows[:first])
+    assert rows[first:] == from_snapshots
+    # before them, the segment's batches as kafka-dump-log dumped them (README: 1 segment, 152 batches)
+    dumped = re.findall(r"^baseOffset: (\d+) lastOffset: \d+ .* position: (\d+) ",
+                        (GOLDEN / f"{0:020d}.log.deep.txt").read_bytes().decode(), re.M)
+    assert [(r["segmentBaseOffset"], r["baseOffset"], r["position"]) for r in rows[:first]] == [
+        (0, int(base), int(pos)) for base, pos in dumped]
+    assert len(dumped) == 152
     without = read_log(str(METADATA), "batches", findings=[], kraft_snapshots=False).to_pylist()
     assert without == rows[:first]
 
@@ -124,4 +135,5 @@ def test_validate_reports_snapshot_leftovers_as_stray_files_only(spark, tmp_path
     assert [r for r in rows if r.severity == "error"] == []
     stray = {(r.file, r.severity) for r in rows if r.check == "stray_temp_file"}
     assert stray == {(str(partial), "warning"), (str(deleted), "warning")}
-    assert any("never finished" in r.detail for r in rows if r.file == str(partial))
+    assert [(r.check, "never finished" in r.detail) for r in rows if r.file == str(partial)] == [
+        ("stray_temp_file", True)]

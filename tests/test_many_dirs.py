@@ -10,11 +10,11 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.helpers.corpus import ROOT
+
 DIRS, HEAP = 50, "512m"
 
 pytestmark = pytest.mark.many_dirs
@@ -32,11 +32,12 @@ def _run(job: str) -> dict:
 def test_the_nightly_job_over_fifty_dirs_gives_each_dir_its_own_rows() -> None:
     r = _run("nightly")
     assert r["log_dirs_in_segment_stats"] == DIRS and r["segment_stats_rows"] == 14 * DIRS
-    assert r["same_rows_in_every_dir"] and r["rows_as_one_dir_alone"]
+    assert (r["same_rows_in_every_dir"], r["rows_as_one_dir_alone"]) == (True, True)
     assert r["driver_heap_max_mb"] <= 512
 
 
 def test_validate_over_fifty_dirs_finds_the_same_in_each() -> None:
     r = _run("validate")
-    assert r["same_findings_in_every_dir"] and r["findings"] == 2 * DIRS and r["errors"] == 0
+    # one stray_temp_file warning per partition: the empty .log.cleaned tests/bench/many_dirs.py leaves in each
+    assert (r["same_findings_in_every_dir"], r["findings"], r["errors"]) == (True, 2 * DIRS, 0)
     assert r["driver_heap_max_mb"] <= 512

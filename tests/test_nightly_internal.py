@@ -21,20 +21,20 @@ import pytest
 from kafkalog_spark import nightly
 from kafkalog_spark.delta import TableLocation, read_table
 from kafkalog_spark.kafka_versions import KafkaVersion
-from tests.report_page import Page
+from tests.helpers.corpus import INTERNAL
+from tests.helpers.report_page import Page
 
 # Minutes (a nightly run over three log dirs): make test-internal, not make test, which it would take past 20
 # minutes; the analyses themselves are in make test (tests/test_internal_state.py).
 pytestmark = pytest.mark.clusters_nightly
 
-CORPUS = Path(__file__).resolve().parent.parent / "data" / "samples-internal"
 MOVED = ("payments-0", "payments-1", "payments-2", "ledger-0", "ledger-1")
 CHECKPOINTS = ("log-start-offset-checkpoint", "replication-offset-checkpoint", "recovery-point-offset-checkpoint",
                "cleaner-offset-checkpoint")
 
 
 def _oracle(version: str) -> dict:
-    return json.loads((CORPUS / version / "oracle.json").read_text())
+    return json.loads((INTERNAL / version / "oracle.json").read_text())
 
 
 def _split_checkpoint(source: Path, keep: Path, moved: Path, names: set[str]) -> None:
@@ -48,7 +48,7 @@ def _split_checkpoint(source: Path, keep: Path, moved: Path, names: set[str]) ->
 @pytest.fixture(scope="module")
 def dirs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[str]]:
     root = tmp_path_factory.mktemp("clusters")
-    first = Path(shutil.copytree(CORPUS / "4.4.0" / "broker", root / "kafka4-data-1"))
+    first = Path(shutil.copytree(INTERNAL / "4.4.0" / "broker", root / "kafka4-data-1"))
     second = root / "kafka4-data-2"
     second.mkdir()
     for name in MOVED:
@@ -58,7 +58,7 @@ def dirs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[str]]:
                                                          "directory.id=bb2JtRGzQ0a7tFuM3J5Dxw"))
     for name in CHECKPOINTS:
         _split_checkpoint(first / name, first / name, second / name, set(MOVED))
-    kafka3 = shutil.copytree(CORPUS / "3.9.2" / "broker", root / "kafka3-data")
+    kafka3 = shutil.copytree(INTERNAL / "3.9.2" / "broker", root / "kafka3-data")
     return {"4.4.0": [str(first), str(second)], "3.9.2": [str(kafka3)]}
 
 
@@ -125,9 +125,13 @@ def test_the_killed_producers_transactions_hang_in_each_cluster(tables) -> None:
         expected = {(tp, p["producer_id"], p["current_txn_start_offset"]) for tp, ps in oracle["producers"].items()
                     for p in ps if p["current_txn_start_offset"] is not None}
         rows = _of(tables["open_transactions"], version)
-        assert expected and {(f"{r['topic']}-{r['partition']}", r["producerId"], r["firstOffset"])
-                             for r in rows} == expected, version
+        assert {(f"{r['topic']}-{r['partition']}", r["producerId"], r["firstOffset"])
+                for r in rows} == expected, version
+        # the partition leaders' open producers are the coordinator's t-open, in each of its partitions
         t_open = oracle["transactions"]["t-open"]
+        assert {(tp, pid) for tp, pid, _ in expected} == {(f"{t}-{p}", t_open["producer_id"])
+                                                          for t, p in t_open["partitions"]}, version
+        assert len(rows) == len(t_open["partitions"]) == 2, version
         assert {(r["transactionalId"], r["status"], r["reason"], r["timeoutMs"]) for r in rows} == {
             ("t-open", "hanging", "timeout", t_open["timeout_ms"])}, version
         # the coordinator's own start time of this cluster's transaction, not the other cluster's
@@ -158,7 +162,12 @@ def test_the_report_shows_the_groups_that_reset_and_the_hanging_transactions(tab
     keys = ("clusterId", "group", "topic", "partition", "committedOffset", "position")
     assert sorted(tuple(str(r[k]) for k in keys) for r in shown) == sorted(
         tuple(str(r[k]) for k in keys) for r in positions)
-    assert {r["position"] for r in shown[:len(resetting)]} <= {"below_log_start", "beyond_log_end"}  # these first
+    # these first: the rows of the groups that reset (one partition each: g-reset's payments-1 and g-beyond's
+    # payments-0 in each cluster, from the oracles' commits against their log offsets)
+    resets = sorted(tuple(str(r[k]) for k in keys) for r in positions
+                    if r["position"] in ("below_log_start", "beyond_log_end"))
+    assert len(resets) == 4 and sorted(tuple(str(r[k]) for k in keys) for r in shown[:len(resets)]) == resets
+    assert {r["position"] for r in shown[len(resets):]} == {"ok"}
     keys = ("clusterId", "topic", "partition", "transactionalId", "firstOffset", "status", "reason", "openMs")
     assert sorted(tuple(str(r[k]) for k in keys) for r in page.tables["table-transactions"].records()) == sorted(
         tuple(str(r[k]) for k in keys) for r in txns)

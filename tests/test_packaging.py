@@ -10,15 +10,16 @@ import email
 import os
 import subprocess
 import sys
+import tomllib
 import venv
 import zipfile
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-SAMPLES = ROOT / "data" / "samples" / "broker"
-DEMO = ROOT / "kafkalog_spark" / "demo"
+from tests.helpers.corpus import BROKER, PACKAGE, ROOT
+
+DEMO = PACKAGE / "demo"
 TABLES = ("segment_stats", "partition_stats", "log_dir_stats", "index_findings", "retention_plan",
           "compaction_preview", "compaction_preview_segments", "topic_configs")
 # Root checkpoints that list every partition of the log dir: the demo keeps only its partitions' lines.
@@ -73,7 +74,7 @@ def test_the_demo_corpus_is_a_subset_of_the_samples() -> None:
                                                                  "txn-mixed-0"}
     for path in files:
         rel = path.relative_to(broker)
-        original = (SAMPLES / rel).read_bytes()
+        original = (BROKER / rel).read_bytes()
         if rel.name in FILTERED_CHECKPOINTS:
             version, _count, *entries = original.decode().splitlines()
             kept = [e for e in entries if (broker / "{}-{}".format(*e.split()[:2])).is_dir()]
@@ -89,7 +90,9 @@ def test_the_wheel_holds_the_demo_and_no_tests(wheel: Path) -> None:
     assert "kafkalog_spark/resources/log4j2.properties" in names
     assert "kafkalog_spark/demo/nightly.toml" in names and "kafkalog_spark/demo/topics.ini" in names
     demo_files = {p.relative_to(ROOT).as_posix() for p in (DEMO / "broker").rglob("*") if p.is_file()}
-    assert demo_files <= set(names)
+    firsts = {f"kafkalog_spark/demo/broker/{p}/00000000000000000000.log"
+              for p in ("tutorial-segments-0", "compacted-cleaned-0", "txn-mixed-0")}
+    assert firsts <= demo_files <= set(names)
     assert wheel.stat().st_size < 2_000_000
 
 
@@ -97,12 +100,22 @@ def test_the_core_requirements_pin_no_spark(wheel: Path) -> None:
     with zipfile.ZipFile(wheel) as z:
         (meta,) = [n for n in z.namelist() if n.endswith(".dist-info/METADATA")]
         metadata = email.message_from_bytes(z.read(meta))
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+
+    def named(reqs) -> list[tuple[str, list[str], str]]:
+        return sorted((canonicalize_name(r.name), sorted(r.extras), str(r.specifier)) for r in map(Requirement, reqs))
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     requires = metadata.get_all("Requires-Dist")
     core = [r for r in requires if "extra ==" not in r]
-    assert core and not [r for r in core if r.split()[0].lower().startswith(("pyspark", "delta-spark", "delta_spark"))]
+    # exactly the dependencies pyproject.toml declares, none of them Spark's
+    assert named(core) == named(project["dependencies"])
+    assert not [r for r in core if r.split()[0].lower().startswith(("pyspark", "delta-spark", "delta_spark"))]
     assert not [r for r in requires if "==" in r.split(";")[0]]  # ranges only
-    spark = [r for r in requires if 'extra == "spark"' in r]
-    assert any(r.startswith("pyspark") for r in spark) and any(r.startswith("delta-spark") for r in spark)
+    spark = [r.split(";")[0] for r in requires if 'extra == "spark"' in r]
+    assert named(spark) == named(project["optional-dependencies"]["spark"])
+    assert {n for n, _, _ in named(spark)} >= {"pyspark", "delta-spark"}
     assert metadata["Requires-Python"] == ">=3.11"
 
 
@@ -119,7 +132,7 @@ def test_the_demo_runs_from_a_fresh_install(wheel: Path, tmp_path: Path) -> None
                                                              "PYSPARK_DRIVER_PYTHON")}
     version = subprocess.run([str(bin_dir / "kafkalog"), "--version"], cwd=work, env=env, capture_output=True,
                              text=True, check=True)
-    assert version.stdout.startswith("kafkalog ")
+    assert version.stdout == f"kafkalog {tomllib.loads((ROOT / 'pyproject.toml').read_text())['project']['version']}\n"
     demo = subprocess.run([str(bin_dir / "kafkalog"), "demo"], cwd=work, env=env, capture_output=True, text=True,
                           timeout=900)
     assert demo.returncode == 0, demo.stderr[-4000:]

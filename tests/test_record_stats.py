@@ -5,17 +5,40 @@ statistics built on it, against the records themselves read in one process (read
 from __future__ import annotations
 
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
 import pytest
 
+from tests.helpers.framing import batches
+
 # (corpus, maxSplitBytes, topics): whole, and a few topics of the broker corpus in pieces of 8 KiB (several a
 # segment: their aggregates merge)
 READS = [("broker", "128m", None), ("broker", "8k", "codec-lz4,codec-zstd,compacted-dirty,txn-mixed"),
          ("legacy", "128m", None), ("live-copy", "128m", None)]
+
+
+def _dumped(samples: Path, corpus: str, topics: list[str] | None = None) -> dict[tuple, list[str]]:
+    """kafka-dump-log's deep dump (golden/) of each live segment of a log dir, by (topic, partition, base offset)."""
+    out = {}
+    for log in sorted((samples / corpus).glob("*-*/*.log")):
+        topic, _, partition = log.parent.name.rpartition("-")
+        if topics is None or topic in topics:
+            text = (samples / "golden" / f"{log.relative_to(samples)}.deep.txt").read_bytes().decode()
+            out[(topic, int(partition), int(log.stem))] = text.split("\n")
+    return out
+
+
+def _pieces(samples: Path, corpus: str, split: int, topics: list[str] | None) -> int:
+    """Segments whose batches start in more than one split of ``split`` bytes (a batch belongs to the split it starts
+    in), walked by the framing with struct."""
+    n = 0
+    for topic, partition, base in _dumped(samples, corpus, topics):
+        log = samples / corpus / f"{topic}-{partition}" / f"{base:020d}.log"
+        n += len({b.position // split for b in batches(log)}) > 1
+    return n
 
 
 def _expected_per_segment(paths: list[str], topics: list[str] | None) -> dict[tuple, dict]:
@@ -57,11 +80,17 @@ def test_segment_stats_record_columns_equal_the_records_counted_one_by_one(spark
     path = str(samples / corpus)
     v = read_views(spark, [path], ["segments", "batches", "record_stats"], maxSplitBytes=split, topics=topics)
     pieces = v["record_stats"].where("problem is null").groupBy("topic", "partition", "segmentBaseOffset").count()
-    assert (pieces.where("count > 1").count() >= 8) == (split == "8k")  # 8 segments in pieces
+    wanted = topics.split(",") if topics else None
+    in_pieces = _pieces(samples, corpus, {"8k": 8192, "128m": 128 << 20}[split], wanted)
+    assert pieces.where("count > 1").count() == in_pieces == (8 if split == "8k" else 0)  # 8 segments in pieces
     got = {(r.topic, r.partition, r.baseOffset): r for r in segment_stats(v["segments"], v["batches"],
                                                                          v["record_stats"]).collect()}
-    expected = _expected_per_segment([path], topics.split(",") if topics else None)
-    assert len(expected) >= 4 and set(expected) <= set(got)  # legacy: 4 segments
+    expected = _expected_per_segment([path], wanted)
+    # the segments with records, and those without, as kafka-dump-log dumped them
+    dumped = {k: sum(ln.startswith("| offset: ") for ln in lines)
+              for k, lines in _dumped(samples, corpus, wanted).items()}
+    assert set(expected) == {k for k, n in dumped.items() if n} and set(got) == set(dumped)
+    assert {k: e["records"] for k, e in expected.items()} == {k: n for k, n in dumped.items() if n}
     wrong = []
     for key, e in expected.items():
         g = got[key]
@@ -78,7 +107,8 @@ def test_segment_stats_record_columns_equal_the_records_counted_one_by_one(spark
     assert wrong == []
     # segments without records: no record counts, as before
     empty = [g for k, g in got.items() if k not in expected]
-    assert all(g.records == 0 and g.tombstones is None and g.approxDistinctKeys is None for g in empty)
+    assert [(g.records, g.tombstones, g.approxDistinctKeys) for g in empty] == [(0, None, None)] * sum(
+        n == 0 for n in dumped.values())
 
 
 def test_distinct_keys_beyond_the_sketch_size_are_estimated_the_same_however_a_segment_is_split(spark) -> None:
@@ -108,6 +138,11 @@ def test_distinct_keys_beyond_the_sketch_size_are_estimated_the_same_however_a_s
     assert few.agg(_distinct_keys(F.col("keyHashes")).alias("n")).first().n == len(np.unique(hashes[:3000]))
 
 
+def _batch_of(lines: list[str], i: int) -> str:
+    """The batch line a record line of a deep dump belongs to: the nearest one above it."""
+    return next(ln for ln in reversed(lines[:i]) if ln.startswith(("baseOffset: ", "offset: ")))
+
+
 def test_control_only_read_equals_the_control_records_of_a_full_read(spark, samples: Path) -> None:
     from kafkalog_spark.source import control_records, read_views
 
@@ -120,7 +155,13 @@ def test_control_only_read_equals_the_control_records_of_a_full_read(spark, samp
     filters = re.findall(r"Filter (.*)", pushed._jdf.queryExecution().executedPlan().toString())
     assert len(filters) == 1 and re.fullmatch(r"isnotnull\(isControl#\d+\)", filters[0])
     got = sorted(tuple(r) for r in pushed.where("problem is null").select(*columns).collect())
-    assert len(got) >= 9 and got == sorted(tuple(r) for r in full.select(*columns).collect())
+    assert got == sorted(tuple(r) for r in full.select(*columns).collect())
+    # the control records kafka-dump-log listed (txn-mixed's 8 markers, the metadata log's leader change)
+    dumped = [(topic, partition, offset) for corpus in ("broker", "legacy")
+              for (topic, partition, _), lines in _dumped(samples, corpus).items()
+              for i, ln in enumerate(lines) if ln.startswith("| offset: ")
+              for offset in [int(ln.split()[2])] if _batch_of(lines, i).find(" isControl: true ") > 0]
+    assert sorted(g[:3] for g in got) == sorted(dumped) and len(dumped) == 9
 
 
 def test_the_reader_skips_the_data_batches_when_only_control_records_pass(samples: Path) -> None:
@@ -128,7 +169,7 @@ def test_the_reader_skips_the_data_batches_when_only_control_records_pass(sample
     from kafkalog_spark.log.reader import iter_segment, segment_files
 
     files = [f for f in segment_files(str(samples / "broker"), findings=[]) if "/txn-mixed-" in f]
-    assert files
+    assert files == [str(samples / "broker" / "txn-mixed-0" / f"{b:020d}.log") for b in (0, 18, 36, 54, 71)]
     for f in files:
         full = pa.Table.from_batches(list(iter_segment(f, "records", [])))
         sizes = BatchBytes()
@@ -136,7 +177,11 @@ def test_the_reader_skips_the_data_batches_when_only_control_records_pass(sample
         assert control.num_rows == sum(full["isControl"].to_pylist()) > 0
         assert control["offset"].to_pylist() == [o for o, c in zip(full["offset"].to_pylist(),
                                                                    full["isControl"].to_pylist(), strict=True) if c]
-        assert sizes.on_disk < Path(f).stat().st_size  # only the control batches were read for their records
+        # only the control batches were read for their records: their records and sizes as kafka-dump-log gave them
+        golden = (samples / "golden" / f"{Path(f).relative_to(samples)}.deep.txt").read_bytes().decode()
+        markers = re.findall(r"(?m)^baseOffset: (\d+) .* isControl: true .* size: (\d+) ", golden)
+        assert control["offset"].to_pylist() == [int(o) for o, _ in markers]
+        assert sizes.on_disk == sum(int(size) for _, size in markers) < Path(f).stat().st_size
 
 
 def test_aggregate_helpers_read_sliced_arrow_arrays_in_place() -> None:
@@ -175,5 +220,10 @@ def test_codec_mix_keeps_the_type_of_the_existing_tables(spark, samples: Path) -
     v = read_views(spark, str(samples / "broker"), ("segments", "batches", "record_stats"))
     stats = segment_stats(v["segments"], v["batches"], v["record_stats"])
     assert stats.schema["codecMix"].dataType == MapType(StringType(), LongType(), valueContainsNull=False)
-    mixes = [r.codecMix for r in stats.where("batches > 0").select("codecMix", "batches").collect()]
-    assert mixes and all(m and all(n > 0 for n in m.values()) for m in mixes)
+    mixes = {(r.topic, r.partition, r.baseOffset): r.codecMix for r in stats.where("batches > 0").select(
+        "topic", "partition", "baseOffset", "codecMix").collect()}
+    assert all(m and all(n > 0 for n in m.values()) for m in mixes.values())
+    # each segment's batches per codec, as kafka-dump-log listed them
+    dumped = {k: Counter(re.findall(r"^baseOffset: .* compresscodec: (\w+) ", "\n".join(lines), re.M))
+              for k, lines in _dumped(samples, "broker").items()}
+    assert mixes == {k: dict(c) for k, c in dumped.items() if c} and len(mixes) > 50

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import shutil
 import time
 from pathlib import Path
@@ -84,11 +85,13 @@ def test_size_rule_never_goes_below_retention_bytes() -> None:
     assert [r["rule"] for r in plan(spec, 30, params(retention_bytes=100, retention_ms=-1), far)] == [
         "size", "size", None]  # diff 200: 100 and 100 go, the rest is exactly the limit
     # size == retention.bytes: diff 0, only a zero-size segment could go; size < retention.bytes: skipped
-    assert not any(r["deletable"] for r in plan(spec, 30, params(retention_bytes=300, retention_ms=-1), far))
+    assert outcome(plan(spec, 30, params(retention_bytes=300, retention_ms=-1), far)) == [
+        (0, None, "within_size"), (10, None, "within_size"), (20, None, "within_size")]
     zero_first = [(0, 0, 0), (10, 100, 0), (20, 100, 0)]
     assert [r["rule"] for r in plan(zero_first, 30, params(retention_bytes=200, retention_ms=-1), far)] == [
         "size", None, None]
-    assert not any(r["deletable"] for r in plan(zero_first, 30, params(retention_bytes=201, retention_ms=-1), far))
+    assert [r["deletable"] for r in plan(zero_first, 30, params(retention_bytes=201, retention_ms=-1), far)] == [
+        False, False, False]
 
 
 def test_rules_run_in_order_each_on_what_the_previous_left() -> None:
@@ -122,10 +125,10 @@ def test_high_watermark_bounds_deletion() -> None:
 def test_all_expired_rolls_a_new_segment_and_the_last_empty_one_stays() -> None:
     rows = plan([(0, 100, 0), (10, 100, 0)], 20, params(retention_ms=1), as_of=10**6)
     assert [r["deletable"] for r in rows] == [True, True]
-    assert rows[0]["rollsActiveSegment"] and rows[0]["newLogStartOffset"] == 20 == rows[0]["logEndOffset"]
+    assert rows[0]["rollsActiveSegment"] is True and rows[0]["newLogStartOffset"] == 20 == rows[0]["logEndOffset"]
     empty_last = plan([(0, 100, 0), (10, 0, None)], 10, params(retention_ms=1), as_of=10**6)
     assert outcome(empty_last) == [(0, "time", None), (10, None, "last_empty_segment")]
-    assert not empty_last[0]["rollsActiveSegment"] and empty_last[0]["logEndOffset"] == 10
+    assert empty_last[0]["rollsActiveSegment"] is False and empty_last[0]["logEndOffset"] == 10
 
 
 def test_compact_only_topics_get_only_the_log_start_offset_rule() -> None:
@@ -136,7 +139,7 @@ def test_compact_only_topics_get_only_the_log_start_offset_rule() -> None:
                              (20, None, "active_segment")]
     assert rows[0]["eligibleAtMs"] is None and rows[0]["timeExpired"] is None and rows[0]["cleanupPolicy"] == "compact"
     both = plan(spec, 30, params(cleanup_policy="compact,delete", retention_ms=1), as_of=10**6)
-    assert all(r["rule"] == "time" for r in both) and ASSUME_COMPACT in both[0]["assumptions"]
+    assert [r["rule"] for r in both] == ["time"] * 3 and ASSUME_COMPACT in both[0]["assumptions"]
 
 
 def test_tiered_storage_uses_local_limits_and_needs_a_remote_copy() -> None:
@@ -146,7 +149,7 @@ def test_tiered_storage_uses_local_limits_and_needs_a_remote_copy() -> None:
     assert outcome(rows) == [(0, "log_start_offset", None), (10, "local_time", None), (20, "local_time", None),
                              (30, None, "active_segment")]
     assert [r["requiresRemoteCopy"] for r in rows] == [False, True, True, False]
-    assert rows[0]["rollsActiveSegment"] and rows[0]["remoteStorage"] and rows[0]["retentionMs"] == 1000
+    assert (rows[0]["rollsActiveSegment"], rows[0]["remoteStorage"], rows[0]["retentionMs"]) == (True, True, 1000)
     assert ASSUME_REMOTE in rows[0]["assumptions"] and rows[0]["newLogStartOffset"] == 30
     # local.retention.bytes -2 = retention.bytes
     size = plan(spec, 40, params(remote_storage_enable="true", retention_ms=-1, retention_bytes=250), 0)
@@ -154,7 +157,7 @@ def test_tiered_storage_uses_local_limits_and_needs_a_remote_copy() -> None:
     # remote.log.copy.disable=true: the non-local limits, no copy needed
     off = plan(spec, 40, params(remote_storage_enable="true", remote_log_copy_disable="true", retention_ms=1000),
                10**6)
-    assert [r["rule"] for r in off] == ["time"] * 4 and not any(r["requiresRemoteCopy"] for r in off)
+    assert [r["rule"] for r in off] == ["time"] * 4 and [r["requiresRemoteCopy"] for r in off] == [False] * 4
 
 
 def test_largest_timestamp_sources_and_mtime_fallback() -> None:
@@ -219,18 +222,26 @@ def test_size_rule_on_the_corpus(spark, samples: Path) -> None:
     assert (summary.segments, summary.deletableSegments, summary.bytesReclaimed) == (9, 5, 974 + 4 * 984)
 
 
+def golden_max_timestamps(samples: Path, partition: str) -> dict[int, int]:
+    """Segment base offset -> its largest batch timestamp, as kafka-dump-log printed the batches."""
+    out = {}
+    for g in sorted((samples / "golden" / "broker" / partition).glob("*.log.deep.txt")):
+        stamps = re.findall(rb"(?m)^baseOffset: .* (?:CreateTime|LogAppendTime): (-?\d+) size: ", g.read_bytes())
+        out[int(g.name[:20])] = max(map(int, stamps))
+    return out
+
+
 def test_time_rule_on_the_corpus_is_strict(spark, samples: Path) -> None:
     segs, batches, pf = views(spark, samples / "broker", topics="time-rolls")
-    ts = {}
-    for b in batches.where("problem is null").select("segmentBaseOffset", "maxTimestamp").collect():
-        ts[b.segmentBaseOffset] = max(ts.get(b.segmentBaseOffset, -1), b.maxTimestamp)
+    ts = golden_max_timestamps(samples, "time-rolls-0")
+    assert sorted(ts) == [0, 8, 16, 24, 32]  # data/samples/README.md
     # At segment 8's largest timestamp + 60001 ms: 60001 ms have passed, more than 60000 but not more than 60001.
     at = ts[8] + 60001
     df = retention_what_if(segs, batches, pf, lambda t: effective_config(t, what_if={"retention.ms": "60000"}),
                            lambda t: effective_config(t, what_if={"retention.ms": "60001"}), at)
     rows = rows_of(df)
-    assert [(r["largestTimestamp"], r["largestTimestampSource"]) for r in rows] == [
-        (ts[r["baseOffset"]], "batches") for r in rows]
+    assert [(r["baseOffset"], r["largestTimestamp"], r["largestTimestampSource"]) for r in rows] == [
+        (base, ts[base], "batches") for base in sorted(ts)]
     assert rows[1]["eligibleAtMs"] == at and rows[1]["whatIfEligibleAtMs"] == at + 1
     assert [r["baseOffset"] for r in rows if r["deletable"]] == [0, 8]
     assert [r["baseOffset"] for r in rows if r["whatIfDeletable"]] == [0]
@@ -242,9 +253,10 @@ def test_mtime_fallback_for_segments_without_timestamps(spark, samples: Path) ->
     rows = rows_of(retention_plan(*views(spark, samples / "legacy", topics="legacy-v0"), None, 0))
     mtimes = {int(p.name[:20]): p.stat().st_mtime_ns // 1_000_000
               for p in (samples / "legacy" / "legacy-v0-0").glob("*.log")}
-    assert [(r["largestTimestamp"], r["largestTimestampSource"]) for r in rows] == [
-        (mtimes[r["baseOffset"]], "mtime") for r in rows]
-    assert all(ASSUME_MTIME in r["assumptions"] for r in rows)
+    assert sorted(mtimes) == [0, 19]  # data/samples/README.md: two segments
+    assert [(r["baseOffset"], r["largestTimestamp"], r["largestTimestampSource"]) for r in rows] == [
+        (base, mtimes[base], "mtime") for base in sorted(mtimes)]
+    assert [ASSUME_MTIME in r["assumptions"] for r in rows] == [True, True]
 
 
 def test_internal_and_compacted_topics(spark, samples: Path) -> None:
@@ -254,10 +266,11 @@ def test_internal_and_compacted_topics(spark, samples: Path) -> None:
         lambda t: effective_config(t, overrides=overrides, what_if={"retention.ms": "1"}), 4_000_000_000_000))
     by_topic = {t: [r for r in rows if r["topic"] == t] for t in ("compacted-cleaned", "__cluster_metadata",
                                                                   "__consumer_offsets")}
-    assert not any(r["deletable"] for r in rows)
+    assert [r["deletable"] for r in rows] == [False] * 7  # the 5 + 1 + 1 segments below
     assert [r["reason"] for r in by_topic["compacted-cleaned"]] == ["policy_compact"] * 4 + ["active_segment"]
     assert [r["reason"] for r in by_topic["__cluster_metadata"]] == ["kraft_metadata_log"]
-    assert by_topic["__consumer_offsets"][0]["cleanupPolicy"] == "compact"
+    assert [(r["cleanupPolicy"], r["reason"]) for r in by_topic["__consumer_offsets"]] == [
+        ("compact", "active_segment")]
 
 
 def copy_partition(samples: Path, dest: Path, name: str = "tutorial-segments-0") -> Path:
@@ -270,7 +283,7 @@ def test_a_log_dir_without_checkpoints_still_gets_a_plan(spark, samples: Path, t
     log_dir = copy_partition(samples, tmp_path)
     rows = rows_of(retention_plan(*views(spark, log_dir), None, 4_000_000_000_000))
     assert len(rows) == 9 and all(r["deletable"] for r in rows)  # 7 days are long gone by then
-    assert rows[0]["rollsActiveSegment"] and rows[0]["newLogStartOffset"] == 100
+    assert rows[0]["rollsActiveSegment"] is True and rows[0]["newLogStartOffset"] == 100
     assert {r["highWatermarkSource"] for r in rows} == {"assumed_log_end_offset"}
     assert {r["logStartOffsetSource"] for r in rows} == {"assumed_first_segment"}
     assert all(ASSUME_HW_FILE in r["assumptions"] and ASSUME_LSO_FILE in r["assumptions"] for r in rows)
@@ -294,7 +307,7 @@ def test_what_if_side_by_side(spark, samples: Path) -> None:
                            lambda t: effective_config(t, what_if={"retention.bytes": "3000"}), as_of)
     assert df.schema == WHAT_IF_SCHEMA
     rows = rows_of(df)
-    assert not any(r["deletable"] for r in rows)
+    assert [r["deletable"] for r in rows] == [False] * (5 + 9)  # time-rolls' and tutorial-segments' segments
     tutorial = [r for r in rows if r["topic"] == "tutorial-segments"]
     assert [r["whatIfRule"] for r in tutorial] == ["size"] * 5 + [None] * 4
     assert tutorial[0]["whatIfNewLogStartOffset"] == 60 and tutorial[0]["newLogStartOffset"] == 0
@@ -385,7 +398,10 @@ def test_parse_as_of() -> None:
     assert command.parse_as_of("2023-11-14T22:13:20Z") == 1_700_000_000_000
     assert command.parse_as_of("2023-11-14T22:13:20") == 1_700_000_000_000  # no zone: UTC
     assert command.parse_as_of("2023-11-15T00:13:20+02:00") == 1_700_000_000_000
-    assert abs(command.parse_as_of(None) - time.time() * 1000) < 5000
+    # None: now, between two readings of the clock (less 1 ms: the float seconds are truncated to ms)
+    before = time.time_ns() // 1_000_000
+    now = command.parse_as_of(None)
+    assert before - 1 <= now <= time.time_ns() // 1_000_000
 
 
 def test_forecast_is_the_plan_run_at_each_day(spark, samples: Path) -> None:
@@ -394,8 +410,11 @@ def test_forecast_is_the_plan_run_at_each_day(spark, samples: Path) -> None:
     segs, batches, pf = views(spark, samples / "broker", topics="time-rolls,tutorial-segments")
     current = lambda t: effective_config(t, what_if={"retention.ms": str(DAY_MS + 1)})  # noqa: E731
     shorter = lambda t: effective_config(t, what_if={"retention.ms": "60000"})  # noqa: E731
-    newest = batches.where("problem is null").groupBy().max("maxTimestamp").collect()[0][0]
-    at = newest - DAY_MS // 2  # day 0: nothing older than a day; day 1: the older half; day 2: all
+    newest = max(max(golden_max_timestamps(samples, p).values()) for p in ("time-rolls-0", "tutorial-segments-0"))
+    # Both topics were written within a minute (data/samples/README.md), so with retention.ms one day + 1 ms
+    # nothing goes on days 0 and 1 and everything (the active segments rolled) on days 2 and 3; the 60 s what-if
+    # frees nothing on day 0 (the writes are still half a day ahead) and everything from day 1.
+    at = newest - DAY_MS // 2
     df = retention_forecast(segs, batches, pf, current, at, days=3, what_if_configs=shorter)
     assert df.schema == FORECAST_SCHEMA
     got = {(r.topic, r.partition, r.day): r for r in df.collect()}
@@ -411,9 +430,13 @@ def test_forecast_is_the_plan_run_at_each_day(spark, samples: Path) -> None:
                 sum(r["deletable"] for r in mine), sum(r["bytesReclaimed"] for r in mine), mine[0]["newLogStartOffset"])
             assert (row.whatIfDeletableSegments, row.whatIfBytesReclaimed) == (
                 sum(r["whatIfDeletable"] for r in mine), sum(r["whatIfBytesReclaimed"] for r in mine))
-    # the forecast moves: nothing at day 0, more later; the shorter what-if frees at least as much each day
+    # the forecast moves: nothing at day 0, everything later; the shorter what-if frees it a day earlier
+    everything = sum(p.stat().st_size for t in ("time-rolls-0", "tutorial-segments-0")
+                     for p in (samples / "broker" / t).glob("*.log"))
+    assert everything == 1652 + 8190
     total = [sum(r.bytesReclaimed for k, r in got.items() if k[2] == d) for d in range(4)]
-    assert total[0] < total[2] and total == sorted(total)
-    assert all(r.whatIfBytesReclaimed >= r.bytesReclaimed for r in got.values())
+    what_if = [sum(r.whatIfBytesReclaimed for k, r in got.items() if k[2] == d) for d in range(4)]
+    assert total == [0, 0, everything, everything] and what_if == [0, everything, everything, everything]
+    assert len(got) == 2 * 4 and all(r.whatIfBytesReclaimed >= r.bytesReclaimed for r in got.values())
     with pytest.raises(ValueError, match="forecast days"):
         retention_forecast(segs, batches, pf, current, at, days=-1)

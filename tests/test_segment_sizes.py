@@ -6,12 +6,60 @@ on disk when nothing is compressed."""
 
 from __future__ import annotations
 
+import re
+import struct
 from pathlib import Path
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from tests.helpers.framing import RECORDS_OFFSET, frames
+
 BATCH = ["topic", "partition", "segmentBaseOffset", "position"]
+XERIAL = bytes.fromhex("82534E4150505900")
+
+
+def _golden_batch_lines(samples: Path, log_dir: str) -> dict[Path, list[str]]:
+    """kafka-dump-log's batch lines (golden/) of each live `.log` of a log dir's partitions (read_views reads the
+    internal topics too)."""
+    logs = sorted((samples / log_dir).glob("*-*/*.log"))
+    texts = {p: (samples / "golden" / f"{p.relative_to(samples)}.deep.txt").read_bytes().decode() for p in logs}
+    return {p: [ln for ln in t.split("\n") if ln.startswith(("baseOffset: ", "offset: "))] for p, t in texts.items()}
+
+
+def _inflated(payload: bytes, codec: int) -> bytes:
+    """A v2 batch's records region decompressed by the codec libraries (gzip, snappy raw or xerial, LZ4 frame,
+    zstd), not by the reader under test."""
+    import gzip
+
+    import lz4.frame
+    import snappy
+    import zstandard
+
+    if codec == 1:
+        return gzip.decompress(payload)
+    if codec == 2 and payload.startswith(XERIAL):  # the Java client's framing: a 16-byte header, then chunks
+        out, i = b"", 16
+        while i < len(payload):
+            n = struct.unpack_from(">i", payload, i)[0]
+            out, i = out + snappy.uncompress(payload[i + 4:i + 4 + n]), i + 4 + n
+        return out
+    if codec == 2:
+        return snappy.uncompress(payload)
+    if codec == 3:
+        return lz4.frame.decompress(payload)
+    assert codec == 4
+    return zstandard.ZstdDecompressor().decompressobj().decompress(payload)
+
+
+def _bytes_on_disk_and_before_compression(partition: Path) -> tuple[int, int]:
+    """A partition's segment bytes, and its batches' bytes with their records decompressed (header + records), walked
+    by the v2 framing with struct."""
+    disk = raw = 0
+    for log in sorted(partition.glob("*.log")):
+        disk += log.stat().st_size
+        raw += sum(f.size if f.codec == 0 else RECORDS_OFFSET + len(_inflated(f.payload, f.codec)) for f in frames(log))
+    return disk, raw
 
 
 def uncompressed_batch_bytes(records: DataFrame, batches: DataFrame) -> DataFrame:
@@ -41,8 +89,11 @@ def test_record_sizes_add_up_to_uncompressed_batches(spark, samples: Path) -> No
     computed = uncompressed_batch_bytes(views["records"].where("compresscodec = 'none'"), views["batches"])
     batches = views["batches"].where("problem is null and compresscodec = 'none' and (count is null or count > 0)")
     joined = batches.join(computed, BATCH).select("size", "uncompressedBytes", "magic").collect()
-    assert len(joined) == batches.count() > 100
-    assert {r.magic for r in joined} >= {0, 1, 2}
+    # every uncompressed batch (not emptied by the cleaner) kafka-dump-log listed for the two log dirs
+    lines = [ln for d in ("broker", "legacy") for ls in _golden_batch_lines(samples, d).values() for ln in ls]
+    dumped = [ln for ln in lines if " compresscodec: none " in ln and " count: 0 " not in ln]
+    assert len(joined) == batches.count() == len(dumped) > 100
+    assert {r.magic for r in joined} == {0, 1, 2}
     assert [r for r in joined if r.size != r.uncompressedBytes] == []
 
 
@@ -64,8 +115,13 @@ def test_bytes_before_compression_is_the_record_arithmetic_over_compressed_batch
                                                                                              "segmentBaseOffset")
     rows = stats.join(expected, KEYS).where("appendTime = 0").collect()
     compressed = [r for r in rows if r.compressed]
-    assert len(compressed) >= 23 and {r.topic for r in compressed} >= {
-        "codec-gzip", "codec-lz4", "codec-snappy-java", "codec-snappy-librdkafka", "codec-zstd", "legacy-v1"}
+    # the segments holding a compressed batch and no LogAppendTime one, as kafka-dump-log listed them
+    dumped = {(p.parent.name.rpartition("-")[0], int(p.stem)) for d in ("broker", "legacy")
+              for p, ls in _golden_batch_lines(samples, d).items()
+              if any(" compresscodec: none " not in ln for ln in ls) and not any(" LogAppendTime: " in ln for ln in ls)}
+    assert {(r.topic, r.segmentBaseOffset) for r in compressed} == dumped
+    assert {r.topic for r in compressed} == {"codec-gzip", "codec-lz4", "codec-snappy-java", "codec-snappy-librdkafka",
+                                             "codec-zstd", "legacy-v0", "legacy-v1"}
     assert [(r.topic, r.segmentBaseOffset, r.bytesBeforeCompression, r.expected) for r in rows
             if r.bytesBeforeCompression != r.expected] == []
 
@@ -81,6 +137,9 @@ def test_bytes_before_compression(spark, samples: Path) -> None:
                                       F.sum("bytesBeforeCompression").alias("raw")).collect()
     by_topic = {r.topic: (r.disk, r.raw) for r in rows}
     assert by_topic["codec-none"][0] == by_topic["codec-none"][1]
+    # each topic's bytes on disk and decompressed, computed here with the codec libraries
+    assert by_topic == {t: _bytes_on_disk_and_before_compression(samples / "broker" / f"{t}-0") for t in (
+        "codec-none", "codec-gzip", "codec-lz4", "codec-zstd", "codec-snappy-java")}
     for codec in ("gzip", "lz4", "zstd", "snappy-java"):
         disk, raw = by_topic[f"codec-{codec}"]
         assert raw > disk, codec  # the corpus's JSON values compress
@@ -93,7 +152,10 @@ def test_no_segment_of_the_corpus_shrinks_when_decompressed(spark, samples: Path
 
     v = read_views(spark, [str(samples / "broker")], ["segments", "batches", "record_stats"])
     stats = segment_stats(v["segments"], v["batches"], v["record_stats"]).where("batches > 0")
-    assert stats.count() > 50
+    # every segment of the topics with a batch in kafka-dump-log's dump
+    dumped = {(p.parent.name, int(p.stem)) for p, ls in _golden_batch_lines(samples, "broker").items() if ls}
+    assert {(f"{r.topic}-{r.partition}", r.baseOffset) for r in stats.select("topic", "partition", "baseOffset")
+            .collect()} == dumped and len(dumped) > 50
     assert stats.where("bytesBeforeCompression < bytesOnDisk").select("topic", "baseOffset").collect() == []
 
 
@@ -134,8 +196,14 @@ def test_records_without_payloads_keep_what_the_analyses_need(spark, samples: Pa
 
     local = read_log(paths, findings=[]).select(["topic", "partition", "offset", "headers", "value"]).to_pylist()
     expected = {(r["topic"], r["partition"], r["offset"]): sizes(r["headers"], r["value"]) for r in local}
-    assert len(got) == len(expected) > 1000
-    assert any(h for h, _, _ in got.values() if h > 1) and any(v == -1 for _, _, v in got.values())
+    # the records kafka-dump-log listed in the two log dirs: all of them, those with headers, those with a null value
+    dumped = [ln for d in ("broker", "legacy") for p in sorted((samples / d).glob("*-*/*.log"))
+              for ln in (samples / "golden" / f"{p.relative_to(samples)}.deep.txt").read_bytes().decode().split("\n")
+              if ln.startswith("| offset: ")]
+    assert len(got) == len(expected) == len(dumped) > 1000
+    assert sum(h > 1 for h, _, _ in got.values()) == sum(
+        re.search(r" headerKeys: \[[^]]", ln) is not None for ln in dumped) > 0
+    assert sum(v == -1 for _, _, v in got.values()) == sum(" valueSize: -1 " in ln for ln in dumped) > 0
     assert {k: v for k, v in got.items() if expected[k] != v} == {}
     cached = nightly.read_cached_views(spark, [paths[0]])
     try:

@@ -4,56 +4,35 @@ The nightly job runs in a subprocess that SIGKILLs its whole process group (the 
 workers) right after one of its Delta commits; readers must then see the snapshot whole or not at all, earlier
 snapshots untouched, and a re-run of the same snapshot id must complete it, leaving one run's rows. ``make test``
 kills once (tests/test_nightly.py: a re-run of a committed snapshot, killed between two tables); ``make
-kill-matrix`` (KAFKALOG_KILL_MATRIX=1) kills at every boundary here."""
+kill-matrix`` (KAFKALOG_KILL_MATRIX=all) kills at every boundary here, =kinds at one of each kind."""
 
 from __future__ import annotations
 
 import datetime as dt
-import json
 import os
 import shutil
-import subprocess
-import sys
-import textwrap
 from pathlib import Path
 
 import pytest
-from pyspark.sql import functions as F
 
 from kafkalog_spark import nightly
 from kafkalog_spark.config import ConfigError
 from kafkalog_spark.delta import MANIFEST, TableLocation, read_table
 from kafkalog_spark.delta.snapshots import RUN_COLUMN
 from kafkalog_spark.kafka_versions import KafkaVersion
+from tests.helpers.snapshots import raw_rows, run_killed
 
 T0 = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
 INJECTION = "a\\' OR 1=1 --"  # Spark SQL reads \' as an escaped quote: pasted into replaceWhere, it matched all
 PARTITIONS = ("tutorial-segments-0", "txn-mixed-0")  # small, with transactions: every table gets rows
 # Every commit the job makes, in order: one per table, the manifest, then the clean-up of each table.
 COMMITS = (*nightly.TABLES, MANIFEST, *(f"clean-up {t}" for t in nightly.TABLES))
-MATRIX = bool(os.environ.get("KAFKALOG_KILL_MATRIX"))  # make kill-matrix
-JOB_TIMEOUT = 600
-
-KILLED_JOB = textwrap.dedent("""
-    import json, os, signal, sys
-    from kafkalog_spark import nightly
-    from kafkalog_spark.delta import TableLocation
-    from kafkalog_spark.kafka_versions import KafkaVersion
-    from kafkalog_spark.session import local_session
-
-    args, kill_after = json.loads(sys.argv[1]), sys.argv[2]
-    spark = local_session("kill-test", master="local[2]")
-    config = nightly.NightlyConfig(log_dirs=tuple(args["log_dirs"]),
-                                   location=TableLocation(warehouse=args["warehouse"]),
-                                   snapshot_id=args["snapshot_id"], topic_config=args["topic_config"],
-                                   kafka_version=KafkaVersion(args["kafka_version"]))
-
-    def after_commit(name):
-        if name == kill_after:  # the whole job at once, as a node or container dies: driver, JVM, workers
-            os.killpg(os.getpgid(0), signal.SIGKILL)
-
-    nightly.run(spark, config, after_commit=after_commit)
-""")
+# make kill-matrix: KAFKALOG_KILL_MATRIX=all kills after every commit (27 kills, each a fresh job and a re-run);
+# =kinds after one commit of each kind, as CI runs it: a table's (one table written, no manifest: readers see none of
+# it), the manifest's (committed, nothing cleaned up) and the last clean-up's (the job's last commit).
+MATRIX = os.environ.get("KAFKALOG_KILL_MATRIX", "")
+KINDS_OF_COMMIT = (nightly.TABLES[0], MANIFEST, f"clean-up {nightly.TABLES[-1]}")
+KILLS = {"all": COMMITS, "kinds": KINDS_OF_COMMIT}.get(MATRIX, ())
 
 
 @pytest.fixture(scope="module")
@@ -83,9 +62,14 @@ def counts(spark, warehouse: str, snapshot_id: str) -> dict[str, int]:
 
 
 @pytest.fixture(scope="module")
-def s1_counts(spark, warehouse: str) -> dict[str, int]:
+def s1_counts(spark, log_dir: str, warehouse: str) -> dict[str, int]:
     found = counts(spark, warehouse, "s1")
-    assert all(found[t] > 0 for t in ("segment_stats", "partition_stats", "retention_plan", "topic_configs"))
+    # one row per segment (the .log files on disk), per partition, per segment again, per topic (README's tables)
+    segments = sum(len(list(Path(log_dir, part).glob("*.log"))) for part in PARTITIONS)
+    assert segments == 9 + 5  # data/samples/README.md: tutorial-segments 9 segments, txn-mixed 5
+    assert {t: found[t] for t in ("segment_stats", "partition_stats", "retention_plan", "topic_configs")} == {
+        "segment_stats": segments, "partition_stats": len(PARTITIONS), "retention_plan": segments,
+        "topic_configs": len(PARTITIONS)}
     return found
 
 
@@ -102,7 +86,8 @@ def test_an_injected_snapshot_id_is_refused_everywhere_before_any_write(tmp_path
     # the command line: one line, exit 2, before Spark starts
     assert main(["nightly", "--log-dir", str(log_dir), "--warehouse", str(warehouse), "--snapshot-id", INJECTION]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "snapshot id" in err and "Traceback" not in err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert err.startswith(f"kafkalog nightly: error: --snapshot-id: snapshot id {INJECTION!r}: "), err
     # the TOML file; the Python API and the notebook's widgets (both build a NightlyConfig); the Delta layer
     toml = tmp_path / "nightly.toml"
     escaped = INJECTION.replace("\\", "\\\\")  # TOML's basic string: \\ is one backslash
@@ -130,25 +115,9 @@ def test_table_and_schema_names_are_checked() -> None:
                               table_names={t: t for t in nightly.TABLES} | {"segment_stats": MANIFEST})
 
 
-def run_killed(config: nightly.NightlyConfig, kill_after: str) -> None:
-    """Run the nightly job of ``config`` in a process group of its own that SIGKILLs itself right after the Delta
-    commit named ``kill_after``; fails unless it died there."""
-    args = {"log_dirs": list(config.log_dirs), "warehouse": config.location.warehouse,
-            "snapshot_id": config.snapshot_id, "topic_config": config.topic_config,
-            "kafka_version": config.kafka_version.value}
-    env = os.environ | {"PYSPARK_PYTHON": sys.executable}
-    done = subprocess.run([sys.executable, "-c", KILLED_JOB, json.dumps(args), kill_after], env=env,
-                          start_new_session=True, capture_output=True, text=True, timeout=JOB_TIMEOUT)
-    assert done.returncode == -9, done.stderr[-2000:]  # killed where asked, not failed or finished
-
-
-def raw_rows(spark, warehouse: str, table: str, snapshot_id: str):
-    """A table's rows of ``snapshot_id`` as stored, committed or not."""
-    return spark.read.format("delta").load(f"{warehouse}/{table}").where(F.col("snapshotId") == snapshot_id)
-
-
-@pytest.mark.skipif(not MATRIX, reason="the kill matrix: make kill-matrix")
-@pytest.mark.parametrize("kill_after", COMMITS)
+@pytest.mark.kill
+@pytest.mark.skipif(not KILLS, reason="the kill matrix: make kill-matrix (KAFKALOG_KILL_MATRIX=all or kinds)")
+@pytest.mark.parametrize("kill_after", KILLS or COMMITS)
 def test_a_killed_run_leaves_nothing_or_everything_and_a_rerun_completes_it(spark, log_dir, warehouse, s1_counts,
                                                                              kill_after: str) -> None:
     snapshot_id = f"k-{COMMITS.index(kill_after)}"

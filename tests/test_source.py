@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import re
 import shutil
-from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -14,8 +13,13 @@ from chispa import assert_df_equality
 from kafkalog_spark import read_log
 from kafkalog_spark.schemas import with_problem
 from kafkalog_spark.source.views import SCHEMAS
+from tests.helpers.framing import batches
 
 GOLDEN_RECORD = re.compile(r"^\| offset: (\d+) ")
+# data/samples/README.md: the records per partition summed over each log dir (broker/: 100 + 3 * 9 + 6 * 300 + 78 +
+# 80 + 64 + 300 + 40 + 160 + 40 + 80 + 15 + 25 + 164; legacy/: 26 + 29; live-copy/: 80), and the batches in broker/
+RECORDS = {"broker": 2973, "legacy": 55, "live-copy": 80}
+BROKER_BATCHES = 100 + 3 * 9 + 6 * 19 + 25 + 16 + 22 + 44 + 12 + 101 + 4 + 80 + 8 + 25 + 85
 
 
 def golden_segments(samples: Path, log_dir: str) -> dict[tuple[str, int, int], list[int]]:
@@ -45,34 +49,35 @@ def test_records_agree_with_kafka_dump_log(spark, samples: Path, log_dir: str) -
     got: dict[tuple[str, int, int], list[int]] = {}
     for r in rows:
         got.setdefault((r.topic, r.partition, r.segmentBaseOffset), []).append(r.offset)
+    assert sum(map(len, expected.values())) == RECORDS[log_dir]
     assert {k: sorted(v) for k, v in got.items()} == {k: sorted(v) for k, v in expected.items() if v}
 
 
 def test_batches_and_records_agree_with_the_decoder_core(spark, samples: Path) -> None:
-    for view in ("records", "batches"):
+    for view, expected in (("records", RECORDS["broker"]), ("batches", BROKER_BATCHES)):
         core = read_log(str(samples / "broker"), view, findings=[])
         df = load(spark, samples / "broker", view=view).where("problem is null")
-        assert df.count() == core.num_rows
+        assert df.count() == core.num_rows == expected
         assert df.schema == with_problem(SCHEMAS[view])  # the view's columns, then problem
 
 
-FILTERS = [
-    "topic = 'tutorial-segments' and offset >= 30 and offset < 70",
-    "topic in ('hello-round-robin') and partition = 1",
-    "topic like 'codec-%' and offset > 150",
-    "topic = 'txn-mixed' and offset = 17",
-    "timestamp >= timestamp'2026-11-22 00:00:00'",
-    "segmentBaseOffset = 24 and topic = 'tutorial-segments'",
+FILTERS = [  # with the rows each selects, from data/samples/README.md
+    ("topic = 'tutorial-segments' and offset >= 30 and offset < 70", 40),  # offsets 0..99
+    ("topic in ('hello-round-robin') and partition = 1", 9),
+    ("topic like 'codec-%' and offset > 150", 6 * 149),  # six codec topics, offsets 0..299 each
+    ("topic = 'txn-mixed' and offset = 17", 1),
+    ("timestamp >= timestamp'2026-11-22 00:00:00'", 0),  # written on 2026-11-21 (the session's zone is UTC)
+    ("segmentBaseOffset = 24 and topic = 'tutorial-segments'", 12),  # 12 records per segment
 ]
 
 
-@pytest.mark.parametrize("condition", FILTERS)
-def test_same_rows_with_pushdown_on_and_off(spark, samples: Path, condition: str) -> None:
+@pytest.mark.parametrize(("condition", "rows"), FILTERS)
+def test_same_rows_with_pushdown_on_and_off(spark, samples: Path, condition: str, rows: int) -> None:
     cols = ["topic", "partition", "offset", "key", "value"]
     on = load(spark, samples / "broker").where(condition).select(cols)
     off = load(spark, samples / "broker", pushdown="false").where(condition).select(cols)
     assert_df_equality(on, off, ignore_row_order=True)
-    assert off.count() > 0 or "2026-11-22" in condition
+    assert off.count() == rows
 
 
 def test_pushdown_prunes_segments(spark, samples: Path) -> None:
@@ -88,40 +93,62 @@ def test_pushdown_prunes_segments(spark, samples: Path) -> None:
     assert tasks(pruned) == 2  # segments 84 and 96 only
 
 
+def pieces(partition_dir: Path, max_split_bytes: int) -> int:
+    """How many pieces the segments' batch boundaries cut them into, each piece ending at the first boundary
+    max_split_bytes or more past its start; the boundaries found by walking the framing (a batch at position P
+    has its length field at P + 8 and takes 12 + length bytes)."""
+    count = 0
+    for log in sorted(partition_dir.glob("*.log")):
+        starts = [b.position for b in batches(log)]  # whole batches, none cut
+        count += 1
+        cut = 0
+        for start in starts:
+            if start >= cut + max_split_bytes:
+                count, cut = count + 1, start
+    return count
+
+
 def test_one_split_or_many_per_segment_give_the_same_rows(spark, samples: Path) -> None:
     cols = ["topic", "partition", "offset", "position", "value"]
     whole = load(spark, samples / "broker", topics="tiny-index-interval")
     cut = load(spark, samples / "broker", topics="tiny-index-interval", maxSplitBytes=512)
     assert whole.rdd.getNumPartitions() == 1
-    assert cut.rdd.getNumPartitions() > 3
+    # one task per piece (each piece costs openCostBytes, 4m, more than maxSplitBytes): 8 + 8 + 3
+    assert cut.rdd.getNumPartitions() == pieces(samples / "broker" / "tiny-index-interval-0", 512) == 19
     assert_df_equality(whole.select(cols), cut.select(cols), ignore_row_order=True)
 
 
-def _corrupt_copy(samples: Path, tmp_path: Path) -> tuple[Path, int]:
+def _corrupt_copy(samples: Path, tmp_path: Path) -> tuple[Path, int, int]:
+    """A copy of tutorial-segments-0 with its segment 12's fourth batch (offset 15) zeroed: (log, position, size)
+    of that batch, found by walking the framing."""
     src = samples / "broker" / "tutorial-segments-0"
     dst = tmp_path / "logs" / "tutorial-segments-0"
     shutil.copytree(src, dst)
     log = dst / "00000000000000000012.log"
-    batches = read_log(str(log), "batches", findings=[]).to_pylist()
-    victim = batches[3]
+    position, size, base_offset = batches(log)[3]
+    assert base_offset == 15
     with open(log, "r+b") as f:
-        f.seek(victim["position"])
-        f.write(bytes(victim["size"]))
-    return log, victim["position"]
+        f.seek(position)
+        f.write(bytes(size))
+    return log, position, size
 
 
 def test_permissive_returns_problem_rows_and_the_rest(spark, samples: Path, tmp_path: Path) -> None:
-    log, position = _corrupt_copy(samples, tmp_path)
+    log, position, size = _corrupt_copy(samples, tmp_path)
     df = load(spark, log.parent)
     problems = df.where("problem is not null").select("problem.*", "segmentBaseOffset").collect()
-    assert ("corrupt_size", str(log), position, 12) in {(p.kind, p.file, p.position, p.segmentBaseOffset)
-                                                       for p in problems}
+    # the size field read there is 0, below Kafka's minimum record overhead; reading resumes past the zeros
+    assert sorted((p.kind, p.file, p.position, p.segmentBaseOffset, p.detail) for p in problems) == [
+        ("corrupt_size", str(log), position, 12, "Found record size 0 smaller than minimum record overhead (14)"),
+        ("skipped_region", str(log), position, 12, f"{size} zero-filled bytes skipped from {position} to "
+                                                   f"{position + size}; resumed at the next valid batch at "
+                                                   f"{position + size}")]
     offsets = sorted(r.offset for r in df.where("problem is null").select("offset").collect())
     assert offsets == [o for o in range(100) if o != 15]  # the zeroed batch held offset 15 alone
 
 
 def test_failfast_stops_with_file_and_position(spark, samples: Path, tmp_path: Path) -> None:
-    log, position = _corrupt_copy(samples, tmp_path)
+    log, position, _ = _corrupt_copy(samples, tmp_path)
     with pytest.raises(Exception) as e:
         load(spark, log.parent, mode="FAILFAST").collect()
     assert str(log) in str(e.value) and f"at byte {position}" in str(e.value)
@@ -133,7 +160,7 @@ def test_read_committed_drops_aborted_and_control_records(spark, samples: Path) 
         txn_lines += [line for line in g.read_text().splitlines() if line.startswith("version:")]
     aborted = [tuple(int(x) for x in re.findall(r"(?:producerId|firstOffset|lastOffset): (-?\d+)", line))
                for line in txn_lines]
-    assert aborted, "the corpus has aborted transactions"
+    assert len(aborted) == 3, "data/samples/README.md: 3 aborted-txn entries"
     raw = load(spark, samples / "broker", topics="txn-mixed").where("problem is null")
     committed = load(spark, samples / "broker", topics="txn-mixed", isolation="read_committed")
     kept = {(r.producerId, r.offset, r.isTransactional, r.isControl) for r in committed.collect()}
@@ -144,7 +171,9 @@ def test_read_committed_drops_aborted_and_control_records(spark, samples: Path) 
 
     expected = {r for r in everything if not r[3] and not is_aborted(r[0], r[1], r[2])}
     assert kept == expected
-    assert Counter(r[2] for r in kept)[True] > 0  # committed transactional records stay
+    # README: 78 offsets = 8 transactions of 5 records + 8 markers + 3 * 8 + 6 non-transactional records;
+    # 3 transactions aborted: 78 - 8 - 15 = 55 kept, the 5 * 5 committed transactional records among them
+    assert len(kept) == 55 and sum(r[2] for r in kept) == 25
 
 
 def test_bad_options_are_clear_errors(spark, samples: Path) -> None:
@@ -172,7 +201,8 @@ def test_index_view_agrees_with_kafka_dump_log(spark, samples: Path) -> None:
         expected += [(base, int(o), int(p)) for o, p in pairs]
     rows = load(spark, samples / "broker", view="index", topics="tiny-index-interval").where(
         "indexType = 'offset'").collect()
-    assert expected and sorted((r.segmentBaseOffset, r.offset, r.position) for r in rows) == sorted(expected)
+    assert len(expected) == 98  # data/samples/README.md: 98 offset-index entries
+    assert sorted((r.segmentBaseOffset, r.offset, r.position) for r in rows) == sorted(expected)
 
 
 def test_partition_files_view_has_aborted_transactions_and_checkpoints(spark, samples: Path) -> None:
@@ -183,10 +213,17 @@ def test_partition_files_view_has_aborted_transactions_and_checkpoints(spark, sa
     for g in (samples / "golden" / "broker" / "txn-mixed-0").glob("*.txnindex.deep.txt"):
         expected |= {tuple(int(x) for x in m) for m in re.findall(
             r"producerId: (\d+) firstOffset: (\d+) lastOffset: (\d+) lastStableOffset: (\d+)", g.read_text())}
-    assert txns == expected and txns
+    assert txns == expected and len(txns) == 3  # data/samples/README.md: 3 aborted-txn entries
     types = {r.fileType for r in df.select("fileType").distinct().collect()}
-    assert {"leader-epoch-checkpoint", "partition.metadata", "producer-snapshot",
-            "recovery-point-offset-checkpoint", "replication-offset-checkpoint"} <= types
+    # the partition dir's files, and the log dir's checkpoint files that have a line for txn-mixed 0
+    kinds = {".snapshot": "producer-snapshot", ".txnindex": "txnindex", "leader-epoch-checkpoint":
+             "leader-epoch-checkpoint", "partition.metadata": "partition.metadata"}
+    part = samples / "broker" / "txn-mixed-0"
+    on_disk = {kinds[k] for p in part.iterdir() for k in (p.suffix, p.name) if k in kinds}
+    root = {p.name for p in (samples / "broker").glob("*-offset-checkpoint")
+            if any(line.startswith("txn-mixed 0 ") for line in p.read_text().splitlines()[2:])}
+    assert root == {"recovery-point-offset-checkpoint", "replication-offset-checkpoint"}
+    assert types == on_disk | root
 
 
 @pytest.mark.parametrize("damage", ["remove", "garble"])
@@ -204,7 +241,8 @@ def test_split_points_fall_back_to_a_header_walk(spark, samples: Path, tmp_path:
             index.write_bytes(bytes(data))
     cols = ["topic", "partition", "offset", "value"]
     cut = load(spark, dst.parent, maxSplitBytes=512)
-    assert cut.rdd.getNumPartitions() > 3
+    # the boundaries come from a header walk instead of the index: the same pieces
+    assert cut.rdd.getNumPartitions() == pieces(dst, 512) == 19
     assert_df_equality(load(spark, src.parent, topics="tiny-index-interval").select(cols),
                        cut.where("problem is null").select(cols), ignore_row_order=True)
     assert cut.where("problem is not null").count() == 0

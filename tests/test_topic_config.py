@@ -42,7 +42,7 @@ def test_defaults_are_kafka_3_9s() -> None:
     assert c.retention_bytes == -1
     assert c["segment.bytes"] == 1073741824 and c["segment.ms"] == 604800000 and c["segment.jitter.ms"] == 0
     assert c["segment.index.bytes"] == 10485760 and c["index.interval.bytes"] == 4096
-    assert c.cleanup_policy == frozenset({"delete"}) and c.delete and not c.compact
+    assert c.cleanup_policy == frozenset({"delete"}) and (c.delete, c.compact) == (True, False)
     assert c.min_cleanable_dirty_ratio == 0.5 and isinstance(c.min_cleanable_dirty_ratio, float)
     assert c["min.compaction.lag.ms"] == 0 and c["max.compaction.lag.ms"] == 2**63 - 1
     assert c["delete.retention.ms"] == 86400000 and c["file.delete.delay.ms"] == 60000
@@ -56,7 +56,8 @@ def test_defaults_are_kafka_3_9s() -> None:
     assert c["log.cleaner.io.buffer.load.factor"] == 0.9 and c["log.retention.check.interval.ms"] == 300000
     assert c["producer.id.expiration.ms"] == 86400000 and c["log.cleaner.enable"] is True
     assert set(c.sources.values()) == {"default"} and c.kafka_version is V3_9
-    assert set(KAFKA_DEFAULTS) >= {"retention.ms", "segment.bytes", "cleanup.policy", "local.retention.bytes"}
+    # the newest version's topic keys (LogConfig's define chain, see KEYS_3_9 below)
+    assert set(KAFKA_DEFAULTS) == (KEYS_3_9 - REMOVED_IN_4) | ADDED_IN_4
     assert not set(KAFKA_DEFAULTS) & set(BROKER_DEFAULTS)
 
 
@@ -64,7 +65,7 @@ def test_internal_topics_are_compacted_as_kafka_creates_them() -> None:
     for version in KafkaVersion:
         assert effective_config("__consumer_offsets", kafka_version=version).cleanup_policy == {"compact"}
         assert effective_config("__consumer_offsets", kafka_version=version)["segment.bytes"] == 104857600
-        assert effective_config("__transaction_state", kafka_version=version).compact
+        assert effective_config("__transaction_state", kafka_version=version).cleanup_policy == {"compact"}
     assert effective_config("__consumer_offsets", {"offsets.topic.segment.bytes": "5000"},
                             kafka_version=V3_9)["segment.bytes"] == 5000
     # 4.x: the creation config is checked like any topic config, and 5000 is below segment.bytes' 1 MiB minimum
@@ -153,14 +154,14 @@ def test_local_retention_resolution() -> None:
     c = effective_config("t", what_if={"retention.ms": "5000", "local.retention.ms": "100"})
     assert c.local_retention_ms == 100
     tiered = effective_config("t", what_if={"remote.storage.enable": "true", "local.retention.ms": "100"})
-    assert tiered.remote_log_enabled and tiered.remote_copy_enabled
-    assert not effective_config("t", what_if={"remote.storage.enable": "true", "cleanup.policy": "compact"}) \
-        .remote_log_enabled  # UnifiedLog.isRemoteLogEnabled: never for compacted topics
-    assert not effective_config("__consumer_offsets", what_if={"remote.storage.enable": "true"}).remote_log_enabled
-    assert not effective_config("t", {"remote.log.storage.system.enable": "false"},
-                                what_if={"remote.storage.enable": "true"}).remote_log_enabled
-    assert not effective_config("t", what_if={"remote.storage.enable": "true", "remote.log.copy.disable": "true"}) \
-        .remote_copy_enabled
+    assert (tiered.remote_log_enabled, tiered.remote_copy_enabled) == (True, True)
+    assert effective_config("t", what_if={"remote.storage.enable": "true", "cleanup.policy": "compact"}) \
+        .remote_log_enabled is False  # UnifiedLog.isRemoteLogEnabled: never for compacted topics
+    assert effective_config("__consumer_offsets", what_if={"remote.storage.enable": "true"}).remote_log_enabled is False
+    assert effective_config("t", {"remote.log.storage.system.enable": "false"},
+                            what_if={"remote.storage.enable": "true"}).remote_log_enabled is False
+    assert effective_config("t", what_if={"remote.storage.enable": "true", "remote.log.copy.disable": "true"}) \
+        .remote_copy_enabled is False
 
 
 def test_kafka_configs_describe_output(tmp_path: Path) -> None:
@@ -356,11 +357,24 @@ def test_accepted_differences_of_the_libraries() -> None:
 ADDED_IN_4 = {"internal.segment.bytes", "max.decompressed.message.bytes", "remote.copy.lag.ms",
               "remote.copy.lag.bytes", "errors.deadletterqueue.group.enable"}
 REMOVED_IN_4 = {"message.format.version", "message.downconversion.enable", "message.timestamp.difference.max.ms"}
+# 3.9.2 LogConfig's CONFIG define chain (TopicConfig and QuotaConfig names), in its order
+KEYS_3_9 = {
+    "segment.bytes", "segment.ms", "segment.jitter.ms", "segment.index.bytes", "flush.messages", "flush.ms",
+    "retention.bytes", "retention.ms", "max.message.bytes", "index.interval.bytes", "delete.retention.ms",
+    "min.compaction.lag.ms", "max.compaction.lag.ms", "file.delete.delay.ms", "min.cleanable.dirty.ratio",
+    "cleanup.policy", "unclean.leader.election.enable", "min.insync.replicas", "compression.type",
+    "compression.gzip.level", "compression.lz4.level", "compression.zstd.level", "preallocate",
+    "message.format.version", "message.timestamp.type", "message.timestamp.difference.max.ms",
+    "message.timestamp.before.max.ms", "message.timestamp.after.max.ms", "leader.replication.throttled.replicas",
+    "follower.replication.throttled.replicas", "message.downconversion.enable", "remote.storage.enable",
+    "local.retention.ms", "local.retention.bytes", "remote.log.copy.disable", "remote.log.delete.on.disable",
+}
 
 
 def test_topic_keys_per_version() -> None:
     keys = {v: set(topic_defaults(v)) for v in KafkaVersion}
-    assert len(keys[V3_9]) == 36 and len(keys[V4]) == 38  # 4.4.0: 37 documented + the internal one
+    assert len(KEYS_3_9) == 36 and keys[V3_9] == KEYS_3_9
+    assert len(keys[V4]) == 38  # 4.4.0: 37 documented + the internal one
     assert keys[V4] - keys[V3_9] == ADDED_IN_4
     assert keys[V3_9] - keys[V4] == REMOVED_IN_4
     assert topic_defaults(V4)["internal.segment.bytes"] is None  # defineInternal(..., INT, null, ...)
@@ -382,7 +396,8 @@ def test_defaults_and_ranges_that_changed() -> None:
     assert effective_config("t", what_if=["segment.bytes=1048576"], kafka_version=V4)["segment.bytes"] == 1048576
     # compression.gzip.level: "[1,...,9] or -1" in both (GzipCompression.LevelValidator)
     for version in KafkaVersion:
-        assert effective_config("t", what_if=["compression.gzip.level=5"], kafka_version=version)
+        assert effective_config("t", what_if=["compression.gzip.level=5"], kafka_version=version)[
+            "compression.gzip.level"] == 5
         with pytest.raises(ConfigError, match="compression.gzip.level=0: must be -1 or between 1 and 9"):
             effective_config("t", what_if=["compression.gzip.level=0"], kafka_version=version)
 
@@ -458,7 +473,7 @@ def test_internal_topics_per_version() -> None:
     share = effective_config("__share_group_state", {"share.coordinator.state.topic.segment.bytes": "2097152"},
                              kafka_version=V4)
     assert share.cleanup_policy == {"delete"} and share.retention_ms == -1 and share["segment.bytes"] == 2097152
-    assert share["min.insync.replicas"] == 2 and share.is_internal
+    assert share["min.insync.replicas"] == 2 and share.is_internal is True
     assert effective_config("__share_group_state", kafka_version=V3_9).sources["retention.ms"] == "default"
     # __remote_log_metadata: TopicBasedRemoteLogMetadataManager's CreateTopics configs (+ min ISR 2 in 4.4.0)
     for version, min_isr in ((V3_9, 1), (V4, 2)):
@@ -477,7 +492,8 @@ def test_cluster_metadata_is_configured_from_metadata_settings_only() -> None:
     # metadata.log.segment.bytes: [12,...] in 3.9.2 (KRaftConfigs), [8388608,...] in 4.4.0 (MetadataLogConfig)
     with pytest.raises(ConfigError, match="metadata.log.segment.bytes=1048576: must be at least 8388608"):
         broker_properties_to_config({"metadata.log.segment.bytes": "1048576"}, V4)
-    assert broker_properties_to_config({"metadata.log.segment.bytes": "1048576"}, V3_9)
+    small = broker_properties_to_config({"metadata.log.segment.bytes": "1048576"}, V3_9)
+    assert effective_config("__cluster_metadata", small, kafka_version=V3_9)["segment.bytes"] == 1048576
 
 
 def test_versions_are_named_and_shown() -> None:

@@ -70,7 +70,6 @@ CANDIDATES = [
 ]
 INTERNAL = ("__consumer_offsets", "__transaction_state")
 DYNAMIC_TOPIC_CONFIG = 1  # confluent_kafka ConfigSource values
-MAX_START_AND_CHECK_S = 60
 
 
 @dataclass
@@ -81,7 +80,6 @@ class Observed:
     described: dict[str, dict[str, tuple[str, int]]]  # topic -> key -> (value, source)
     validated: dict[tuple[str, str], str | None]  # candidate -> None (accepted) or the broker's error
     share_group: bool  # __share_group_state made (4.x, librdkafka's share consumer)
-    seconds: float
 
 
 def _make_internal_topics(broker, dist_major: str) -> bool:
@@ -145,7 +143,6 @@ def observed(request, tmp_path_factory) -> Observed:
 
     dist = KafkaDistribution(request.param)
     dist.ensure()  # the JARs: fetched once, not part of the timing
-    t0 = time.monotonic()
     props = {**BROKER_PROPS, **(SHARE_PROPS if dist.major == "4" else {})}
     with KafkaBroker(dist, props, work_dir=tmp_path_factory.mktemp(f"config-{request.param}")) as broker:
         column = 0 if dist.major == "3" else 1
@@ -160,15 +157,14 @@ def observed(request, tmp_path_factory) -> Observed:
         validated = {(k, v): _validate(admin, k, v) for k, v in CANDIDATES}
         version = parse_kafka_version(request.param)
         broker_config = load_broker_properties(broker.work_dir / "server.properties", version)
-    return Observed(version, broker_config, created, described, validated, share_group, time.monotonic() - t0)
+    return Observed(version, broker_config, created, described, validated, share_group)
 
 
 def _model(obs: Observed, topic: str):
     return effective_config(topic, obs.broker_config, obs.created, kafka_version=obs.version)
 
 
-def test_fast_and_the_internal_topics_exist(observed: Observed) -> None:
-    assert observed.seconds < MAX_START_AND_CHECK_S, observed.seconds
+def test_the_internal_topics_exist(observed: Observed) -> None:
     expected = {*INTERNAL, *observed.created} | ({"__share_group_state"} if observed.share_group else set())
     assert set(observed.described) == expected
     if observed.version is KafkaVersion.V4:
@@ -224,6 +220,7 @@ def test_the_model_rejects_what_the_broker_rejects(observed: Observed, key: str,
     assert (theirs is None) == (ours is None), (theirs, ours)
     if theirs is None:
         return
+    assert f"{key}={value}: " in ours, ours  # ours names the key and the value
     bound = re.search(r"at least (-?\d+)", theirs)  # Range's message for a value below its minimum
     if bound:
         assert re.search(rf"(at least|between) {bound[1]}\b", ours), (theirs, ours)

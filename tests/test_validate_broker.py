@@ -20,13 +20,15 @@ from tests.harness.make_samples import create_topics, wait_for_cleaner
 from tests.harness.plan import run_java
 from tests.harness.scenarios import (
     BROKER_PROPS,
+    COMPACTED_TXN_ABORTED,
     KAFKA4_TOPICS,
     compacted_txn_plan,
     deleted_topic_plan,
     open_txn_plan,
 )
 
-pytestmark = pytest.mark.skipif(shutil.which("java") is None, reason="the broker tests need java 17+")
+pytestmark = [pytest.mark.broker,
+              pytest.mark.skipif(shutil.which("java") is None, reason="the broker tests need java 17+")]
 
 
 @pytest.fixture(scope="module")
@@ -56,15 +58,20 @@ def log_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_the_situations_are_really_there(log_dir: Path) -> None:
-    assert list(log_dir.glob("deleted-topic-0.*-delete/*.log"))
+    # the deleted topic's partition dir, renamed and kept (file.delete.delay.ms), its first segment still there
+    [deleted] = log_dir.glob("deleted-topic-0.*-delete")
+    assert (deleted / f"{0:020d}.log").is_file() and not (log_dir / "deleted-topic-0").exists()
     txn = log_dir / "compacted-txn-0"
     records = read_log(str(txn), "records", findings=[]).to_pylist()
     aborts = {r["offset"] for r in records if r["controlType"] == "ABORT"}
+    # transaction n takes offsets 6n..6n+4 and its marker 6n+5; the markers stay (delete.retention.ms is a day)
+    assert aborts == {6 * n + 5 for n in COMPACTED_TXN_ABORTED}
     entries = {t.last_offset for p in txn.glob("*.txnindex") for t in TransactionIndex.read(str(p)).aborted_txns}
-    assert aborts - entries, "no ABORT marker left without its entry: the cleaner scenario did not happen"
+    assert entries < aborts, "no ABORT marker left without its entry: the cleaner scenario did not happen"
+    # the committed transaction: offsets 0..4 and its marker at 5; the open one starts at 6
     newest = max((log_dir / "txn-open-0").glob("*.snapshot"))
     assert [p.current_txn_first_offset for p in ProducerStateSnapshot.read(str(newest)).producers
-            if p.current_txn_first_offset >= 0], "no open transaction in the producer snapshot"
+            if p.current_txn_first_offset >= 0] == [6], "no open transaction in the producer snapshot"
 
 
 def test_no_error_on_a_healthy_3_9_log_dir(spark, log_dir: Path) -> None:

@@ -4,16 +4,14 @@ a `.txnindex` entry only while data of its transaction is still in the log."""
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
 import pytest
 
-from kafkalog_spark import read_log
 from kafkalog_spark.analysis.index_validation import validate
-from kafkalog_spark.log.transaction_index import TransactionIndex
-
-KAFKA4 = Path(__file__).resolve().parent.parent / "data" / "samples-kafka4"
+from tests.helpers.corpus import KAFKA4
 
 
 def _findings(spark, *paths: Path) -> list:
@@ -23,15 +21,25 @@ def _findings(spark, *paths: Path) -> list:
         spark.catalog.clearCache()
 
 
-def _abort_markers(partition: Path) -> set[tuple[str, int, int]]:
-    """(segment .log, marker offset, producer id) of every ABORT marker, from the records themselves."""
-    rows = read_log(str(partition), "records", findings=[]).to_pylist()
-    return {(f"{partition}/{r['segmentBaseOffset']:020d}.log", r["offset"], r["producerId"])
-            for r in rows if r["controlType"] == "ABORT"}
+def _abort_markers(partition: Path, golden: Path) -> set[tuple[str, int, int]]:
+    """(segment .log, marker offset, producer id) of every ABORT marker, as kafka-dump-log dumped the partition's
+    segments (``golden``: their golden dir)."""
+    out = set()
+    for log in sorted(partition.glob("*.log")):
+        producer = None
+        for line in (golden / f"{log.name}.deep.txt").read_bytes().decode().split("\n"):
+            if line.startswith("baseOffset: "):
+                producer = int(re.search(r" producerId: (-?\d+) ", line)[1])
+            elif " endTxnMarker: ABORT " in line:
+                out.add((str(log), int(re.match(r"\| offset: (\d+) ", line)[1]), producer))
+    return out
 
 
-def _txnindex_last_offsets(partition: Path) -> set[int]:
-    return {t.last_offset for p in partition.glob("*.txnindex") for t in TransactionIndex.read(str(p)).aborted_txns}
+def _txnindex_last_offsets(golden: Path) -> set[int]:
+    """The aborted transactions' last offsets in the partition's `.txnindex` files, as kafka-dump-log dumped them."""
+    return {int(m) for p in golden.glob("*.txnindex.deep.txt")
+            for m in re.findall(r"(?m)^version: \d+ producerId: \d+ firstOffset: \d+ lastOffset: (\d+) ",
+                                p.read_text())}
 
 
 @pytest.fixture(scope="module")
@@ -45,9 +53,13 @@ def test_healthy_kafka4_dirs_have_no_errors(kafka4: list) -> None:
 
 def test_cleaned_abort_markers_stand_without_entries_and_that_is_no_finding(kafka4: list) -> None:
     partition = KAFKA4 / "broker" / "compacted-txn-0"
-    markers = _abort_markers(partition)
-    # the scenario really has what fooled the old rule: ABORT markers the cleaner kept without an entry
-    assert {offset for _, offset, _ in markers} - _txnindex_last_offsets(partition)
+    golden = KAFKA4 / "golden" / "broker" / "compacted-txn-0"
+    markers = _abort_markers(partition, golden)
+    # README: 4 ABORT markers, 3 aborted-txn entries in 2 .txnindex files
+    assert len(markers) == 4 and len(_txnindex_last_offsets(golden)) == 3
+    # the scenario really has what fooled the old rule: ABORT markers the cleaner kept without an entry (#1's, whose
+    # data the first cleaning removed)
+    assert {offset for _, offset, _ in markers} - _txnindex_last_offsets(golden) == {11}
     assert [r for r in kafka4 if r.check == "txnindex_entry_missing"] == []
 
 
@@ -55,8 +67,8 @@ def test_abort_marker_whose_data_remains_needs_its_entry(spark, samples: Path, t
     """txn-mixed (3.9.2 corpus, never cleaned): every aborted transaction still has its data; with the
     `.txnindex` files emptied, each ABORT marker is reported at its segment's transaction index."""
     partition = Path(shutil.copytree(samples / "broker" / "txn-mixed-0", tmp_path / "txn-mixed-0"))
-    markers = _abort_markers(partition)
-    assert markers
+    markers = _abort_markers(partition, samples / "golden" / "broker" / "txn-mixed-0")
+    assert len(markers) == 3  # README: 3 ABORT markers
     for index in partition.glob("*.txnindex"):
         index.write_bytes(b"")
     found = [r for r in _findings(spark, partition) if r.check == "txnindex_entry_missing"]

@@ -14,16 +14,17 @@ import pytest
 
 import kafkalog_spark
 from kafkalog_spark.format.crc import crc32c
+from tests.helpers import framing
 
 GZIP_SEGMENT = ("codec-gzip-0", "00000000000000000263.log")
 PLAIN_SEGMENT = ("codec-none-0", "00000000000000000000.log")
-RECORDS_START = 61  # a v2 batch's header size: its records (compressed or not) start here
 CRC_AT, CRC_FROM = 17, 21  # the CRC field, and where the bytes it covers start (attributes)
 
 
 def first_batch(data: bytes) -> tuple[int, int]:
     """Position and size of a segment's first v2 batch (batchLength at byte 8 counts from byte 12)."""
-    return 0, 12 + struct.unpack_from(">i", data, 8)[0]
+    first = framing.batches(data)[0]
+    return first.position, first.size
 
 
 def damage(path: Path, change) -> int:
@@ -38,12 +39,12 @@ def damage(path: Path, change) -> int:
 
 
 def _flip_compressed_bytes(data: bytearray, pos: int) -> None:
-    for i in range(pos + RECORDS_START + 20, pos + RECORDS_START + 60):  # inside the deflate stream
+    for i in range(pos + framing.RECORDS_OFFSET + 20, pos + framing.RECORDS_OFFSET + 60):  # inside the deflate stream
         data[i] ^= 0xFF
 
 
 def _bad_record_length(data: bytearray, pos: int) -> None:
-    data[pos + RECORDS_START] = 0x7F  # the first record's length varint: zigzag -64, a negative length
+    data[pos + framing.RECORDS_OFFSET] = 0x7F  # the first record's length varint: zigzag -64, a negative length
 
 
 @pytest.fixture(scope="module")
@@ -64,7 +65,10 @@ def test_damage_is_invisible_to_the_batches_view(crafted) -> None:
         file, position = crafted[kind]
         found = []
         batches = kafkalog_spark.read_log(file, view="batches", findings=found)
-        assert found == [] and all(batches.column("isValid").to_pylist())  # CRCs right: headers look sound
+        # CRCs right: headers look sound, every batch of the segment (walked by its framing) valid
+        starts = [b.position for b in framing.batches(Path(file))]
+        assert found == [] and batches.column("position").to_pylist() == starts
+        assert batches.column("isValid").to_pylist() == [True] * len(starts)
         found = []
         kafkalog_spark.read_log(file, view="records", findings=found)
         assert [(f.kind, f.position) for f in found] == [(kind, position)]

@@ -3,6 +3,7 @@
 from .snapshots import (
     MANIFEST,
     append_rows,
+    clean_up,
     commit,
     committed,
     drop_runs,
@@ -14,6 +15,6 @@ from .snapshots import (
 )
 from .tables import IDENTIFIER, TableLocation, check_name, check_snapshot_id
 
-__all__ = ["IDENTIFIER", "MANIFEST", "TableLocation", "append_rows", "check_name", "check_snapshot_id", "commit",
-           "committed", "drop_runs", "new_run_id", "other_runs", "read_table", "run_rows",
+__all__ = ["IDENTIFIER", "MANIFEST", "TableLocation", "append_rows", "check_name", "check_snapshot_id", "clean_up",
+           "commit", "committed", "drop_runs", "new_run_id", "other_runs", "read_table", "run_rows",
            "snapshot_tables_written"]

@@ -21,7 +21,6 @@ import datetime as dt
 import re
 import uuid
 from collections.abc import Sequence
-from functools import reduce
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -136,18 +135,15 @@ def run_rows(spark: SparkSession, where: TableLocation, table: str, snapshot_id:
             .drop("snapshotId", "snapshotTime", RUN_COLUMN))
 
 
-def other_runs(spark: SparkSession, where: TableLocation, tables: Sequence[str], snapshot_id: str,
-               run_id: str) -> dict[str, list[str]]:
-    """Per table, the runs other than ``run_id`` that wrote rows of ``snapshot_id``: the run this one replaced, or
-    runs killed before their commit. One query for all the tables, which on a first run finds nothing."""
+def other_runs(spark: SparkSession, where: TableLocation, table: str, snapshot_id: str, run_id: str) -> list[str]:
+    """The runs other than ``run_id`` that wrote rows of ``snapshot_id`` into ``table``: the run this one replaced,
+    or runs killed before their commit. A partition-pruned query (the tables are partitioned by snapshot and run),
+    which on a first run finds nothing."""
     check_snapshot_id(snapshot_id)
     _check_run_id(run_id)
-    scans = [_load(spark, where, t).where((F.col("snapshotId") == snapshot_id) & (F.col(RUN_COLUMN) != run_id))
-             .select(F.lit(t).alias("table"), RUN_COLUMN).distinct() for t in tables]
-    found: dict[str, list[str]] = {}
-    for row in reduce(DataFrame.unionAll, scans).collect():
-        found.setdefault(row["table"], []).append(_check_run_id(row[RUN_COLUMN]))
-    return {t: sorted(runs) for t, runs in found.items()}
+    rows = (_load(spark, where, table).where((F.col("snapshotId") == snapshot_id) & (F.col(RUN_COLUMN) != run_id))
+            .select(RUN_COLUMN).distinct().collect())
+    return sorted(_check_run_id(r[RUN_COLUMN]) for r in rows)
 
 
 def drop_runs(spark: SparkSession, where: TableLocation, table: str, runs: Sequence[str]) -> None:
@@ -155,6 +151,15 @@ def drop_runs(spark: SparkSession, where: TableLocation, table: str, runs: Seque
     predicate = f"{RUN_COLUMN} IN ({', '.join(repr(_check_run_id(r)) for r in runs)})"
     schema = _load(spark, where, table).schema
     _save(spark.createDataFrame([], schema), where, table, "overwrite", replaceWhere=predicate)
+
+
+def clean_up(spark: SparkSession, where: TableLocation, table: str, snapshot_id: str, run_id: str) -> list[str]:
+    """After run ``run_id``'s commit of ``snapshot_id``: remove every other run's rows of that snapshot from
+    ``table`` (one Delta commit, none when there are none); returns the runs removed."""
+    replaced = other_runs(spark, where, table, snapshot_id, run_id)
+    if replaced:
+        drop_runs(spark, where, table, replaced)
+    return replaced
 
 
 def _check_run_id(run_id: str) -> str:

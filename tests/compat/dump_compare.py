@@ -30,7 +30,7 @@ from pathlib import Path
 from kafkalog_spark.kafka_versions import parse_kafka_version
 from tests.harness.broker import KAFKA_3, KAFKA_4, KafkaDistribution
 from tests.harness.golden import GOLDEN_DIR, dumpable_files, golden_path, modes_for, write_golden
-from tests.test_dump_fidelity import MODES, options, ours, theirs_stderr
+from tests.helpers.dump_tool import MODES, options, ours, theirs_stderr
 
 CHUNK = 1 << 20
 

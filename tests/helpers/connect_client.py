@@ -2,7 +2,7 @@
 session, never both): register the source, read every view, run the nightly job and the Databricks notebook.
 Prints one JSON object with what it saw; tests/test_connect.py compares it with the classic engine.
 
-    python -m tests.connect_client sc://127.0.0.1:15002 <samples dir> <work dir>
+    python -m tests.helpers.connect_client sc://127.0.0.1:15002 <samples dir> <work dir>
 """
 
 from __future__ import annotations
@@ -46,8 +46,8 @@ def main(url: str, samples: str, work: str) -> dict:
 
 
 def run_notebook(spark, log_dir: str) -> dict:
-    from tests.report_page import report_numbers
-    from tests.test_databricks_notebook import NOTEBOOK, DBUtils, cells
+    from tests.helpers.notebook import NOTEBOOK, DBUtils, cells
+    from tests.helpers.report_page import report_numbers
 
     spark.sql("CREATE DATABASE IF NOT EXISTS kafkalog_nb_connect")
     shown: list = []

@@ -1,0 +1,55 @@
+"""The nightly job SIGKILLed right after one of its Delta commits, and a table's rows as stored: the all-or-nothing
+tests of snapshots (tests/test_snapshots.py: every boundary; tests/test_nightly.py: a re-run killed between two
+tables) share them."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+from pyspark.sql import functions as F
+
+from kafkalog_spark import nightly
+
+JOB_TIMEOUT = 600
+
+KILLED_JOB = textwrap.dedent("""
+    import json, os, signal, sys
+    from kafkalog_spark import nightly
+    from kafkalog_spark.delta import TableLocation
+    from kafkalog_spark.kafka_versions import KafkaVersion
+    from kafkalog_spark.session import local_session
+
+    args, kill_after = json.loads(sys.argv[1]), sys.argv[2]
+    spark = local_session("kill-test", master="local[2]")
+    config = nightly.NightlyConfig(log_dirs=tuple(args["log_dirs"]),
+                                   location=TableLocation(warehouse=args["warehouse"]),
+                                   snapshot_id=args["snapshot_id"], topic_config=args["topic_config"],
+                                   kafka_version=KafkaVersion(args["kafka_version"]))
+
+    def after_commit(name):
+        if name == kill_after:  # the whole job at once, as a node or container dies: driver, JVM, workers
+            os.killpg(os.getpgid(0), signal.SIGKILL)
+
+    nightly.run(spark, config, after_commit=after_commit)
+""")
+
+
+def run_killed(config: nightly.NightlyConfig, kill_after: str) -> None:
+    """Run the nightly job of ``config`` in a process group of its own that SIGKILLs itself right after the Delta
+    commit named ``kill_after``; fails unless it died there."""
+    args = {"log_dirs": list(config.log_dirs), "warehouse": config.location.warehouse,
+            "snapshot_id": config.snapshot_id, "topic_config": config.topic_config,
+            "kafka_version": config.kafka_version.value}
+    env = os.environ | {"PYSPARK_PYTHON": sys.executable}
+    done = subprocess.run([sys.executable, "-c", KILLED_JOB, json.dumps(args), kill_after], env=env,
+                          start_new_session=True, capture_output=True, text=True, timeout=JOB_TIMEOUT)
+    assert done.returncode == -9, done.stderr[-2000:]  # killed where asked, not failed or finished
+
+
+def raw_rows(spark, warehouse: str, table: str, snapshot_id: str):
+    """A table's rows of ``snapshot_id`` as stored, committed or not."""
+    return spark.read.format("delta").load(f"{warehouse}/{table}").where(F.col("snapshotId") == snapshot_id)
