@@ -26,14 +26,17 @@ from .config import ConfigError, TopicConfigs
 from .delta import (
     IDENTIFIER,
     MANIFEST,
+    RUNS,
     TableLocation,
     append_rows,
+    begin,
     check_name,
     check_snapshot_id,
     clean_up,
     commit,
     new_run_id,
     read_table,
+    replaced_runs,
     run_rows,
 )
 from .kafka_versions import LATEST, KafkaVersion, parse_kafka_version
@@ -70,8 +73,9 @@ class NightlyConfig:
         if self.snapshot_id is not None:
             check_snapshot_id(self.snapshot_id)
         names = [check_name(self.table_names.get(t, t), f"table name for {t}") for t in TABLES]
-        if len(set(names)) < len(names) or MANIFEST in names:
-            raise ValueError(f"table names {names}: each table needs its own name, and {MANIFEST!r} is the manifest's")
+        if len(set(names)) < len(names) or {MANIFEST, RUNS} & set(names):
+            raise ValueError(f"table names {names}: each table needs its own name, and {MANIFEST!r} (the manifest) "
+                             f"and {RUNS!r} (every run started) are the job's own tables")
 
     @classmethod
     def load(cls, path: str | None = None, **overrides) -> NightlyConfig:
@@ -363,9 +367,9 @@ def run(spark: SparkSession, config: NightlyConfig, now: Callable[[], dt.datetim
     tables at once), then the manifest commit makes the snapshot visible, then the rows of runs it replaces are
     removed (see :mod:`kafkalog_spark.delta.snapshots`). A run killed anywhere leaves the previous state visible;
     running the same snapshot id again completes it. ``after_commit`` is called with the name of each Delta commit
-    made, from the thread that made it (the table's name, ``snapshots``, ``clean-up <table>``: that one
-    also when there was nothing to remove), and with ``report`` once the report (``config.report``) is written:
-    it is written last, from the committed snapshot."""
+    made, from the thread that made it (``runs`` first, the table's name, ``snapshots``, ``clean-up <table>``: that
+    one also when there was nothing to remove), and with ``report`` once the report (``config.report``) is
+    written: it is written last, from the committed snapshot."""
     started = (now or (lambda: dt.datetime.now(dt.UTC)))()
     snapshot_id = check_snapshot_id(config.snapshot_id or started.strftime("%Y-%m-%dT%H:%M:%SZ"))
     names = [config.table_names[name] for name in TABLES]
@@ -384,12 +388,15 @@ def run(spark: SparkSession, config: NightlyConfig, now: Callable[[], dt.datetim
             done(name)
         return write
 
-    def clean(table: str) -> Callable[[], None]:
+    def clean(table: str, replaced: bool) -> Callable[[], None]:
         def remove_other_runs() -> None:
-            clean_up(spark, where, table, snapshot_id, run_id)
+            if replaced:  # else no other run of the snapshot was recorded: the table holds none of its rows
+                clean_up(spark, where, table, snapshot_id, run_id)
             done(f"clean-up {table}")
         return remove_other_runs
 
+    begin(spark, where, snapshot_id, started, run_id, names)  # before any table: a killed run is recorded
+    done(RUNS)
     cached: list[DataFrame] = []
     try:
         tables = analyse(spark, log_dirs, started, configs, alternative, cached,
@@ -404,7 +411,8 @@ def run(spark: SparkSession, config: NightlyConfig, now: Callable[[], dt.datetim
     _in_parallel([append(tables, name) for name in CLUSTER_TABLES])
     commit(spark, where, snapshot_id, started, run_id, names)  # only once every table's rows are in
     done(MANIFEST)
-    _in_parallel([clean(table) for table in names])
+    replaced = bool(replaced_runs(spark, where, snapshot_id, run_id))
+    _in_parallel([clean(table, replaced) for table in names])
     tables = {name: read_table(spark, config.location, table, snapshot_id) for name, table in zip(TABLES, names,
                                                                                                     strict=True)}
     if config.report:

@@ -9,15 +9,29 @@ kill-matrix`` (KAFKALOG_KILL_MATRIX=all) kills at every boundary here, =kinds at
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import os
 import shutil
 from pathlib import Path
 
 import pytest
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
 
 from kafkalog_spark import nightly
 from kafkalog_spark.config import ConfigError
-from kafkalog_spark.delta import MANIFEST, TableLocation, read_table
+from kafkalog_spark.delta import (
+    MANIFEST,
+    RUNS,
+    TableLocation,
+    append_rows,
+    begin,
+    clean_up,
+    commit,
+    new_run_id,
+    read_table,
+    replaced_runs,
+)
 from kafkalog_spark.delta.snapshots import RUN_COLUMN
 from kafkalog_spark.kafka_versions import KafkaVersion
 from tests.helpers.snapshots import raw_rows, run_killed
@@ -25,9 +39,10 @@ from tests.helpers.snapshots import raw_rows, run_killed
 T0 = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
 INJECTION = "a\\' OR 1=1 --"  # Spark SQL reads \' as an escaped quote: pasted into replaceWhere, it matched all
 PARTITIONS = ("tutorial-segments-0", "txn-mixed-0")  # small, with transactions: every table gets rows
-# Every commit the job makes, in order: one per table, the manifest, then the clean-up of each table.
-COMMITS = (*nightly.TABLES, MANIFEST, *(f"clean-up {t}" for t in nightly.TABLES))
-# make kill-matrix: KAFKALOG_KILL_MATRIX=all kills after every commit (27 kills, each a fresh job and a re-run);
+# Every commit the job makes, in order: the run's row in runs, one per table, the manifest, then the clean-up of
+# each table.
+COMMITS = (RUNS, *nightly.TABLES, MANIFEST, *(f"clean-up {t}" for t in nightly.TABLES))
+# make kill-matrix: KAFKALOG_KILL_MATRIX=all kills after every commit (28 kills, each a fresh job and a re-run);
 # =kinds after one commit of each kind, as CI runs it: a table's (one table written, no manifest: readers see none of
 # it), the manifest's (committed, nothing cleaned up) and the last clean-up's (the job's last commit).
 MATRIX = os.environ.get("KAFKALOG_KILL_MATRIX", "")
@@ -57,8 +72,19 @@ def warehouse(spark, log_dir: str, tmp_path_factory: pytest.TempPathFactory) -> 
 
 
 def counts(spark, warehouse: str, snapshot_id: str) -> dict[str, int]:
+    """Each table's rows of ``snapshot_id`` as readers see them, in one query."""
     where = TableLocation(warehouse=warehouse)
-    return {t: read_table(spark, where, t, snapshot_id).count() for t in nightly.TABLES}
+    per_table = [read_table(spark, where, t, snapshot_id).select(F.lit(t).alias("table")) for t in nightly.TABLES]
+    found = functools.reduce(DataFrame.unionAll, per_table).groupBy("table").count().collect()
+    return dict.fromkeys(nightly.TABLES, 0) | {r.table: r["count"] for r in found}
+
+
+def runs_stored(spark, warehouse: str, snapshot_id: str) -> dict[str, int]:
+    """How many runs' rows of ``snapshot_id`` each table stores, committed or not, in one query."""
+    per_table = [raw_rows(spark, warehouse, t, snapshot_id).select(F.lit(t).alias("table"), RUN_COLUMN)
+                 for t in nightly.TABLES]
+    found = functools.reduce(DataFrame.unionAll, per_table).distinct().groupBy("table").count().collect()
+    return dict.fromkeys(nightly.TABLES, 0) | {r.table: r["count"] for r in found}
 
 
 @pytest.fixture(scope="module")
@@ -110,9 +136,35 @@ def test_table_and_schema_names_are_checked() -> None:
         TableLocation(catalog="main", schema="x; DROP TABLE y")
     with pytest.raises(ValueError, match="table name"):
         TableLocation(warehouse="w").name("../elsewhere")
-    with pytest.raises(ValueError, match="manifest"):
-        nightly.NightlyConfig(log_dirs=("d",), location=TableLocation(warehouse="w"),
-                              table_names={t: t for t in nightly.TABLES} | {"segment_stats": MANIFEST})
+    for reserved in (MANIFEST, RUNS):
+        with pytest.raises(ValueError, match=f"{reserved!r} .* the job's own tables"):
+            nightly.NightlyConfig(log_dirs=("d",), location=TableLocation(warehouse="w"),
+                                  table_names={t: t for t in nightly.TABLES} | {"segment_stats": reserved})
+
+
+def test_runs_names_every_run_with_rows_from_its_creation_on(spark, tmp_path: Path) -> None:
+    """A warehouse written before the runs table existed: a committed run and a killed one of snapshot s, no row in
+    runs. The run that creates runs records them too, so a re-run of s removes both; a later first run of a new
+    snapshot finds no other run (runs is not filled from the tables again)."""
+    where = TableLocation(warehouse=str(tmp_path))
+    rows = spark.createDataFrame([(1,), (2,)], "x int")
+    committed_run, killed_run, rerun, new_run = (new_run_id() for _ in range(4))
+    append_rows(rows, where, "a", "s", T0, committed_run)
+    commit(spark, where, "s", T0, committed_run, ["a"])
+    append_rows(rows, where, "a", "s", T0, killed_run)
+
+    begin(spark, where, "s", T0, rerun, ["a", "b"])  # b: not written yet
+    assert replaced_runs(spark, where, "s", rerun) == sorted([committed_run, killed_run])
+    append_rows(rows, where, "a", "s", T0, rerun)
+    commit(spark, where, "s", T0, rerun, ["a"])
+    assert clean_up(spark, where, "a", "s", rerun) == sorted([committed_run, killed_run])
+    assert raw_rows(spark, str(tmp_path), "a", "s").select(RUN_COLUMN).distinct().collect() == [(rerun,)]
+
+    begin(spark, where, "t", T0, new_run, ["a", "b"])  # runs exists: recorded alone, nothing found again
+    assert replaced_runs(spark, where, "t", new_run) == []
+    stored = spark.read.format("delta").load(str(tmp_path / RUNS))
+    assert sorted((r.snapshotId, r.runId, r.startedTime is None) for r in stored.collect()) == sorted(
+        [("s", committed_run, True), ("s", killed_run, True), ("s", rerun, False), ("t", new_run, False)])
 
 
 @pytest.mark.kill
@@ -129,6 +181,5 @@ def test_a_killed_run_leaves_nothing_or_everything_and_a_rerun_completes_it(spar
 
     nightly.run(spark, config_for(log_dir, warehouse, snapshot_id), now=lambda: T0)  # the re-run
     assert counts(spark, warehouse, snapshot_id) == s1_counts
-    for t in nightly.TABLES:  # the killed run's rows are gone, not just hidden: one run's rows remain
-        assert raw_rows(spark, warehouse, t, snapshot_id).select(RUN_COLUMN).distinct().count() == min(
-            1, s1_counts[t]), t
+    # the killed run's rows are gone, not just hidden: one run's rows remain
+    assert runs_stored(spark, warehouse, snapshot_id) == {t: min(1, n) for t, n in s1_counts.items()}

@@ -2,7 +2,9 @@
 
 from .snapshots import (
     MANIFEST,
+    RUNS,
     append_rows,
+    begin,
     clean_up,
     commit,
     committed,
@@ -10,11 +12,12 @@ from .snapshots import (
     new_run_id,
     other_runs,
     read_table,
+    replaced_runs,
     run_rows,
     snapshot_tables_written,
 )
 from .tables import IDENTIFIER, TableLocation, check_name, check_snapshot_id
 
-__all__ = ["IDENTIFIER", "MANIFEST", "TableLocation", "append_rows", "check_name", "check_snapshot_id", "clean_up",
-           "commit", "committed", "drop_runs", "new_run_id", "other_runs", "read_table", "run_rows",
-           "snapshot_tables_written"]
+__all__ = ["IDENTIFIER", "MANIFEST", "RUNS", "TableLocation", "append_rows", "begin", "check_name",
+           "check_snapshot_id", "clean_up", "commit", "committed", "drop_runs", "new_run_id", "other_runs",
+           "read_table", "replaced_runs", "run_rows", "snapshot_tables_written"]
