@@ -1,4 +1,5 @@
-"""Nightly kafkalog-spark job, for spark-submit or a Databricks job (Python script task).
+"""Nightly kafkalog-spark job, for spark-submit or a Databricks job (Python script task): ``kafkalog nightly`` in the
+session spark-submit configures (its master, Delta's jars and confs), same options, output and exit codes.
 
     spark-submit --packages io.delta:delta-spark_4.2_2.13:4.4.0 \
       --conf spark.sql.extensions=io.delta.sql.DeltaSparkSessionExtension \
@@ -8,7 +9,7 @@
 
 import sys
 
-from kafkalog_spark.nightly import main
+from kafkalog_spark.cli import nightly_job
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(nightly_job())

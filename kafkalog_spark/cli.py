@@ -118,5 +118,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     return run(args)
 
 
+def nightly_job(argv: Sequence[str] | None = None) -> int:
+    """``kafkalog nightly`` with ``argv`` (default: this process's arguments): the entry point of ``jobs/nightly.py``
+    under spark-submit, where it runs in the session spark-submit configured (its master, Delta's jars). Its
+    progress lines are printed unless ``--quiet``: a job's log is no terminal, and wants them."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    quiet = any(a in ("-q", "--quiet") for a in argv)
+    return main(["nightly", *([] if quiet else ["--verbose"]), *argv])
+
+
 if __name__ == "__main__":
     sys.exit(main())

@@ -50,7 +50,7 @@ def test_every_catalogued_kind_is_reported_somewhere() -> None:
     text = "\n".join(p.read_text() for p in _code_files())
     # the two index kinds build some names from their prefix (IndexFile.KIND): f"{KIND}_zero_tail"
     prefixed = {f"{prefix}{suffix}" for prefix in ("index", "timeindex")
-                for suffix in ("_zero_tail", "_nonzero_tail", "_too_large", "_bad_file_name")
+                for suffix in ("_zero_tail", "_nonzero_tail", "_too_large", "_bad_file_name", "_length_not_multiple")
                 if f'_{suffix.lstrip("_")}"' in text}
     unused = [k for k in KINDS if f'"{k}"' not in text and k not in prefixed]
     assert unused == []

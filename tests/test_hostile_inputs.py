@@ -415,17 +415,15 @@ def test_a_config_mistake_is_one_line_and_exit_2(text: str, names: str, tmp_path
     (["--log-dir", str(BROKER), "--warehouse", "w", "--snapshot-id", "a' OR 1=1 --"], "--snapshot-id: snapshot id"),
     (["--log-dir", str(BROKER), "--schema", "main.kafka-log"], "--schema 'kafka-log'"),
 ])
-def test_the_spark_submit_job_says_the_same_in_one_line(args: list[str], names: str, tmp_path: Path,
-                                                         monkeypatch: pytest.MonkeyPatch,
+def test_the_spark_submit_job_says_the_same_in_one_line(args: list[str], names: str, tmp_path: Path, no_spark: None,
                                                          capsys: pytest.CaptureFixture) -> None:
-    from kafkalog_spark import nightly
+    from kafkalog_spark.cli import nightly_job  # jobs/nightly.py's entry point
 
-    monkeypatch.setattr(nightly, "SparkSession", None)  # a mistake not caught would fail on it, not start Spark
     conf = tmp_path / "nightly.toml"
     conf.write_text(f'[input]\nlog_dirs = "{BROKER}"\n[output]\nwarehouse = "w"\n')
-    assert nightly.main([a.replace("{conf}", str(conf)) for a in args]) == 2
+    assert nightly_job([a.replace("{conf}", str(conf)) for a in args]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and err[0].startswith(f"nightly: error: {names}"), err
+    assert len(err) == 1 and err[0].startswith("kafkalog nightly: error: ") and names in err[0], err
 
 
 def test_a_config_that_is_no_utf8_text_is_one_line(tmp_path: Path, no_spark: None,

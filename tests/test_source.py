@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from chispa import assert_df_equality
+from pyspark.sql import functions as F
 
 from kafkalog_spark import read_log
 from kafkalog_spark.schemas import with_problem
@@ -220,10 +221,14 @@ def test_partition_files_view_has_aborted_transactions_and_checkpoints(spark, sa
              "leader-epoch-checkpoint", "partition.metadata": "partition.metadata"}
     part = samples / "broker" / "txn-mixed-0"
     on_disk = {kinds[k] for p in part.iterdir() for k in (p.suffix, p.name) if k in kinds}
-    root = {p.name for p in (samples / "broker").glob("*-offset-checkpoint")
-            if any(line.startswith("txn-mixed 0 ") for line in p.read_text().splitlines()[2:])}
-    assert root == {"recovery-point-offset-checkpoint", "replication-offset-checkpoint"}
-    assert types == on_disk | root
+    root = {p.name: any(line.startswith("txn-mixed 0 ") for line in p.read_text().splitlines()[2:])
+            for p in (samples / "broker").glob("*-offset-checkpoint")}
+    assert {name for name, has_line in root.items() if has_line} == {"recovery-point-offset-checkpoint",
+                                                                       "replication-offset-checkpoint"}
+    # every root checkpoint file present has a row; one without a line for the partition, with no entry or offset
+    assert types == on_disk | set(root)
+    no_line = df.where(F.col("fileType").isin(list(root)) & F.col("entry").isNull() & F.col("offset").isNull())
+    assert {r.fileType for r in no_line.collect()} == {name for name, has_line in root.items() if not has_line}
 
 
 @pytest.mark.parametrize("damage", ["remove", "garble"])

@@ -136,9 +136,11 @@ def test_nightly_job_on_the_cluster_equals_a_local_session(cluster, spark, log_d
     confs = {**delta_spark_confs(), **SMALL_CLUSTER_CONFS}
     packages = confs.pop("spark.jars.packages")
     cluster_wh = tmp_path / "cluster-warehouse"
-    _run(cluster.submit(["jobs/nightly.py", "--config", "conf/nightly.toml", "--log-dir", log_dir,
-                         "--warehouse", str(cluster_wh), "--snapshot-id", "cluster",
-                         "--report", str(tmp_path / "cluster.html")], confs, packages), cluster)
+    done = _run(cluster.submit(["jobs/nightly.py", "--config", "conf/nightly.toml", "--log-dir", log_dir,
+                                "--warehouse", str(cluster_wh), "--snapshot-id", "cluster",
+                                "--report", str(tmp_path / "cluster.html")], confs, packages), cluster)
+    # kafkalog nightly, in the session spark-submit made: on the cluster's master, not a local one of its own
+    assert re.search(r"(?m)^kafkalog: on spark://127\.0\.0\.1:\d+$", done.stderr), done.stderr[-2000:]
     # the job's report, written by the driver, of this run's snapshot
     assert "snapshot cluster, taken " in (tmp_path / "cluster.html").read_text()
     local = nightly.NightlyConfig.load(str(ROOT / "conf" / "nightly.toml"), log_dirs=(log_dir,),

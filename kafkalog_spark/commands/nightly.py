@@ -21,10 +21,12 @@ DEMO_WAREHOUSE = "warehouse"
 @usage_errors("kafkalog nightly")
 def run_nightly(args: argparse.Namespace) -> int:
     from ..nightly import run, summary
+    from ..session import where_it_runs
 
     config = load_config(args)  # every path and config checked before Spark starts
     progress(f"snapshot of {len(config.log_dirs)} log dir(s) into {config.location.description}")
     spark = spark_session(args, "kafkalog-nightly", delta=True)
+    progress(f"on {where_it_runs(spark)}")
     tables = run(spark, config)
     rows = [r.asDict() for r in summary(tables).collect()]
     print_table(rows, ["logDir", "topic", "segments", "bytes", "records", "error", "warning", "info"])
@@ -33,15 +35,26 @@ def run_nightly(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
-    from ..nightly import build_parser
+def _add_job_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--config", default=None, help="TOML job configuration (see conf/nightly.toml)")
+    p.add_argument("--log-dir", action="append", dest="log_dirs", help="a broker log dir (repeatable)")
+    p.add_argument("--warehouse", help="directory of the Delta tables (local path or URI)")
+    p.add_argument("--schema", help="catalog schema for the tables, e.g. main.kafkalog (instead of --warehouse)")
+    p.add_argument("--snapshot-id", help="replace this snapshot's rows (default: the run's UTC time)")
+    p.add_argument("--report", metavar="FILE.html", help="also write the HTML report of the snapshot there")
+    p.add_argument("--set", dest="what_if", action="append", metavar="key=value",
+                   help="what-if config the retention forecast also runs under (repeatable; replaces [configs] "
+                        "what_if), e.g. --set retention.ms=86400000")
 
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
     demo = {"config": str(DEMO_CONFIG), "warehouse": os.path.abspath(DEMO_WAREHOUSE),
             "report": os.path.abspath(os.path.join(DEMO_WAREHOUSE, "report.html"))}
     for name, help_, defaults in (("nightly", "run the nightly job into Delta tables", {"config": None}),
                                   ("demo", "the nightly job on the demo corpus shipped with kafkalog-spark into "
                                            "./warehouse", demo)):
-        p = sub.add_parser(name, help=help_, parents=[build_parser()], add_help=False, conflict_handler="resolve")
+        p = sub.add_parser(name, help=help_)
+        _add_job_arguments(p)
         # not given: [configs] kafka_version of the file decides (else the newest)
         add_kafka_version(p, default_help="the configuration's [configs] kafka_version, else the newest")
         p.set_defaults(func=run_nightly, kafka_version=None, **defaults)

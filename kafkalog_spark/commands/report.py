@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
 
 from .arguments import UsageError, check_log_dirs, check_output_file, configs_of, parse_time
 from .output import add_config_arguments, progress
@@ -66,16 +68,19 @@ def _from_tables(args: argparse.Namespace):
     spark = spark_session(args, "kafkalog-report", delta=True)
     progress(f"reading snapshot {args.snapshot_id or '(newest)'} of the tables")
     try:
-        return snapshot_tables(spark, location, args.snapshot_id, names), []
+        return snapshot_tables(spark, location, args.snapshot_id, names)
     except ValueError as e:  # no such snapshot, a malformed snapshot id
         raise UsageError(f"{location.description}: {e}") from None
 
 
-def _from_log_dirs(args: argparse.Namespace):
+@contextmanager
+def _from_log_dirs(args: argparse.Namespace) -> Iterator[dict]:
+    """The report's tables computed from the LOGDIRs, as the nightly job computes them; the views cached for them
+    are unpersisted when the block ends."""
     from pyspark.sql import functions as F
 
     from ..log.files import expand_paths
-    from ..nightly import analyse, cluster_tables
+    from ..nightly import analysed, cluster_tables
     from ..report import REPORT_TABLES
 
     if args.warehouse or args.schema or args.config or args.snapshot_id:
@@ -87,15 +92,14 @@ def _from_log_dirs(args: argparse.Namespace):
     engine = choose_engine(args)
     progress(f"analysing {len(args.log_dirs)} log dir(s) with {engine_description(engine, args)}")
     spark = spark_session(args, "kafkalog-report", engine=engine)
-    cached: list = []
-    tables = analyse(spark, args.log_dirs, started, configs, alternative, cached,
-                     include_internal=args.include_internal)
-    shown = {name: tables[name] for name in REPORT_TABLES}
-    if args.include_internal:  # the groups' positions and open transactions, each cluster's (as the nightly job)
-        shown |= cluster_tables(spark, expand_paths(args.log_dirs), tables["log_offsets"],
-                                int(started.timestamp() * 1000))
-    stamp = {"snapshotId": "(log dirs)", "snapshotTime": started}
-    return {name: df.select(*(F.lit(v).alias(k) for k, v in stamp.items()), "*") for name, df in shown.items()}, cached
+    with analysed(spark, args.log_dirs, started, configs, alternative,
+                  include_internal=args.include_internal) as tables:
+        shown = {name: tables[name] for name in REPORT_TABLES}
+        if args.include_internal:  # the groups' positions and open transactions, each cluster's (as the nightly job)
+            shown |= cluster_tables(spark, expand_paths(args.log_dirs), tables["log_offsets"],
+                                    int(started.timestamp() * 1000))
+        stamp = {"snapshotId": "(log dirs)", "snapshotTime": started}
+        yield {name: df.select(*(F.lit(v).alias(k) for k, v in stamp.items()), "*") for name, df in shown.items()}
 
 
 @usage_errors(PROG)
@@ -108,12 +112,8 @@ def run(args: argparse.Namespace) -> int:
     if args.what_if and not args.log_dirs:
         raise UsageError("--set needs LOGDIRs: the what-if forecast of a snapshot is the nightly job's "
                          "[configs] what_if")
-    tables, cached = _from_log_dirs(args) if args.log_dirs else _from_tables(args)
-    try:
+    with _from_log_dirs(args) if args.log_dirs else nullcontext(_from_tables(args)) as tables:
         progress("computing the report")
         path = write_report(tables, args.output, args.title, top=args.top)
-    finally:
-        for df in cached:
-            df.unpersist()
     print(f"wrote {path}")
     return EXIT_OK

@@ -51,14 +51,34 @@ def classic_session_running() -> bool:
     return not is_remote() and SparkContext._active_spark_context is not None
 
 
+def launched_by_spark_submit() -> bool:
+    """Whether spark-submit started this process: PySpark then joins the JVM spark-submit launched (its address in
+    ``PYSPARK_GATEWAY_PORT``), which holds the master, the jars (Delta's, from ``--packages``) and the confs given
+    on its command line."""
+    return "PYSPARK_GATEWAY_PORT" in os.environ
+
+
+def where_it_runs(spark: SparkSession) -> str:
+    """The session's master as a progress line says it: ``local[2]``, ``spark://host:7077``, ``Spark Connect``."""
+    return "Spark Connect" if is_connect(spark) else spark.sparkContext.master
+
+
 def local_session(app_name: str = "kafkalog", master: str = "local[*]", *, delta: bool = True,
                   warehouse: str | None = None, extra: dict[str, str] | None = None, remote: str | None = None,
                   quiet: bool = True) -> SparkSession:
     """Build (or get) a session wired for kafkalog-spark: a local one, or with ``remote`` a Spark Connect
-    session (``sc://host:port`` for a running server, ``local[N]`` to start one in this process)."""
+    session (``sc://host:port`` for a running server, ``local[N]`` to start one in this process). Under
+    spark-submit (:func:`launched_by_spark_submit`) or when this process already runs a classic session, that
+    session, as it was configured, with our runtime settings."""
     # Workers must run this interpreter (the venv's), or they miss pyarrow, numba and this package.
     os.environ["PYSPARK_PYTHON"] = sys.executable
     os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
+    if remote is None and (launched_by_spark_submit() or classic_session_running()):
+        # the session this process was given (spark-submit's, a notebook's, a test's): its master, jars and confs
+        spark = SparkSession.builder.getOrCreate()
+        for k, v in {**RUNTIME_CONFIGS, **(extra or {})}.items():
+            spark.conf.set(k, v)
+        return _registered(spark)
     if remote is not None and remote.startswith("sc://"):
         spark = SparkSession.builder.remote(remote).getOrCreate()  # the server has its own static settings
         for k, v in {**RUNTIME_CONFIGS, **(extra or {})}.items():

@@ -1,0 +1,161 @@
+"""The nightly job's tables: what it computes from the source's views of the log dirs, one DataFrame per table.
+
+Functions of DataFrames and configs, wiring the analyses (:mod:`kafkalog_spark.analysis`); nothing here writes.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from functools import reduce
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from ..config import TopicConfigs
+
+VIEWS = ("segments", "batches", "record_stats", "index", "partition_files")  # and part of the records
+# Tables of each log dir on its own (a logDir column), then tables of each cluster's log dirs together: what its
+# internal topics say (group offsets, transactions, the metadata) against the partitions on all of its brokers.
+DIR_TABLES = ("segment_stats", "partition_stats", "log_dir_stats", "index_findings", "retention_plan",
+              "retention_forecast", "compaction_preview", "compaction_preview_segments", "topic_configs",
+              "log_offsets")
+CLUSTER_TABLES = ("consumer_positions", "open_transactions", "catalog_checks")
+TABLES = DIR_TABLES + CLUSTER_TABLES
+
+
+def read_cached_views(spark: SparkSession, log_dirs: Sequence[str], include_internal: bool = True,
+                      max_split_bytes: str = "128m", configs: TopicConfigs | None = None) -> dict[str, DataFrame]:
+    """The source's views over ``log_dirs``, cached: every analysis reads them again. The records are decoded once,
+    into their aggregates (the record_stats view, computed in the tasks that decode them); the records view holds
+    only what the analyses read record by record: the control records (the tasks decode the control batches
+    alone) and the records of the compacted topics (``configs``' cleanup.policy; None: Kafka's defaults), without
+    their values and headers (:func:`~kafkalog_spark.analysis.record_sizes.without_payloads`)."""
+    from ..analysis.compaction import compacted_topics
+    from ..analysis.record_sizes import without_payloads
+    from ..analysis.topic_configs import topics_of
+    from ..source import control_records
+    from ..source import read_views as source_views
+
+    options = {"includeInternal": str(include_internal).lower(), "maxSplitBytes": max_split_bytes}
+    views = {name: df.persist() for name, df in source_views(spark, log_dirs, VIEWS, **options).items()}
+    compacted = compacted_topics(configs, topics_of(views["segments"]))
+    records = control_records(source_views(spark, log_dirs, ["records"], **options)["records"])
+    if compacted:
+        whole = source_views(spark, log_dirs, ["records"], topics=",".join(compacted), **options)["records"]
+        records = whole.unionByName(records.where(~F.col("topic").isin(compacted)))
+    views["records"] = without_payloads(records).persist()
+    return views
+
+
+def compute(spark: SparkSession, views: dict[str, DataFrame], configs: TopicConfigs, log_dirs: Sequence[str],
+            now_ms: int, what_if_configs: TopicConfigs | None = None) -> dict[str, DataFrame]:
+    """Every table of the job for ``views`` of ``log_dirs``; ``what_if_configs``: the configs the retention
+    forecast also runs under (:func:`what_if_configs`)."""
+    from ..analysis.compaction import compaction_preview
+    from ..analysis.index_validation import index_findings
+    from ..analysis.log_offsets import log_offsets
+    from ..analysis.partition_input import collect_partition_context
+    from ..analysis.partition_stats import log_dir_stats, partition_stats
+    from ..analysis.retention import retention_plan
+    from ..analysis.retention_forecast import retention_forecast
+    from ..analysis.segment_stats import segment_stats
+    from ..analysis.topic_configs import topic_configs as topic_configs_table
+    from ..analysis.topic_configs import topics_of
+
+    # the per-partition context both the compaction preview and log_offsets run on, collected once
+    context = collect_partition_context(views["segments"], views["partition_files"])
+    compaction = compaction_preview(views["records"], views["batches"], views["segments"], views["partition_files"],
+                                    configs, now_ms, include_records=False, context=context)
+    # each log dir's topics with their effective configs (the configs are per topic, the table per log dir)
+    dir_topics = views["segments"].where("problem is null").select("logDir", "topic").distinct()
+    topic_rows = topic_configs_table(spark, configs, topics_of(views["segments"])).join(dir_topics, "topic")
+    segments = segment_stats(views["segments"], views["batches"], views["record_stats"], configs)
+    partitions = partition_stats(segments, views["partition_files"])
+    return {
+        "segment_stats": segments,
+        "partition_stats": partitions,
+        "log_dir_stats": log_dir_stats(partitions, views["segments"]),
+        "index_findings": index_findings(spark, views, log_dirs=log_dirs),
+        "retention_plan": retention_plan(views["segments"], views["batches"], views["partition_files"], configs,
+                                         now_ms),
+        "retention_forecast": retention_forecast(views["segments"], views["batches"], views["partition_files"],
+                                                 configs, now_ms,
+                                                 what_if_configs=what_if_configs),
+        "compaction_preview": compaction.partitions,
+        "compaction_preview_segments": compaction.segments,
+        "topic_configs": topic_rows,
+        "log_offsets": log_offsets(views["records"], views["batches"], views["segments"], views["partition_files"],
+                                   configs, now_ms, context=context),
+    }
+
+
+def compute_cluster(spark: SparkSession, log_dirs: Sequence[str], log_offsets: DataFrame, now_ms: int
+                    ) -> dict[str, DataFrame]:
+    """The :data:`CLUSTER_TABLES` of one cluster's ``log_dirs`` (all of its brokers' dirs that were read):
+    ``log_offsets``, the rows of the ``log_offsets`` table of those dirs, stands for the data partitions, so they
+    are not decoded again; the internal topics' views and the partition dirs are read here."""
+    from ..analysis.catalog_checks import partition_dirs
+    from ..analysis.index_validation import log_dirs_of
+    from ..analysis.state_checks import STATE_VIEWS, state_table
+    from ..source import read_views as source_views
+
+    views = source_views(spark, log_dirs, ["partition_files", *STATE_VIEWS.values()])
+    dirs = partition_dirs(spark, views["partition_files"], log_dirs_of(log_dirs))
+    return {name: state_table(name, views[STATE_VIEWS[name]], log_offsets, dirs, now_ms)[0]
+            for name in CLUSTER_TABLES}
+
+
+def cluster_tables(spark: SparkSession, log_dirs: Sequence[str], log_offsets: DataFrame, now_ms: int,
+                   include_internal: bool = True) -> dict[str, DataFrame]:
+    """The :data:`CLUSTER_TABLES` of ``log_dirs``, each cluster's (:func:`~kafkalog_spark.log.log_dir.
+    group_by_cluster`) computed on its own and marked by a ``clusterId`` column; empty without
+    ``include_internal`` (the internal topics are not to be read)."""
+    from ..analysis.state_checks import SCHEMAS
+    from ..log.log_dir import containing_log_dir, group_by_cluster
+
+    if not include_internal:
+        return {name: spark.createDataFrame([], SCHEMAS[name]).select(F.lit(None).cast("string").alias("clusterId"),
+                                                                     "*") for name in CLUSTER_TABLES}
+    per_cluster = []
+    for cluster, dirs in group_by_cluster(list(log_dirs)).items():
+        own = log_offsets.where(F.col("logDir").isin([containing_log_dir(d) for d in dirs]))
+        tables = compute_cluster(spark, dirs, own, now_ms)
+        per_cluster.append({name: df.select(F.lit(cluster).cast("string").alias("clusterId"), "*")
+                            for name, df in tables.items()})
+    return {name: reduce(DataFrame.unionByName, (t[name] for t in per_cluster)) for name in CLUSTER_TABLES}
+
+
+def summary(tables: dict[str, DataFrame]) -> DataFrame:
+    """Per log dir and topic: segments, bytes, records, and findings by severity."""
+    keys = ["logDir", "topic"]
+    per_topic = tables["partition_stats"].groupBy(*keys).agg(
+        F.sum("segments").alias("segments"), F.sum("logBytes").alias("bytes"), F.sum("records").alias("records"))
+    findings = (tables["index_findings"].groupBy(*keys).pivot("severity", ["error", "warning", "info"]).count()
+                .fillna(0))
+    return per_topic.join(findings, keys, "left").fillna(0).orderBy(*keys)
+
+
+def _log_dir_first(df: DataFrame) -> DataFrame:
+    """The tables' column order: ``logDir`` first, as readers of older snapshots know them."""
+    return df.select("logDir", *[c for c in df.columns if c != "logDir"])
+
+
+@contextmanager
+def analysed(spark: SparkSession, log_dirs: Sequence[str], started: dt.datetime, configs: TopicConfigs,
+             alternative: TopicConfigs | None = None, *, include_internal: bool = True,
+             max_split_bytes: str = "128m") -> Iterator[dict[str, DataFrame]]:
+    """Every table of :data:`DIR_TABLES` over ``log_dirs``, read in one job, each row marked by its ``logDir``, as
+    of ``started`` (``alternative``: the forecast's what-if configs). The views it caches to compute them are
+    unpersisted when the block ends: use the tables inside it."""
+    views = read_cached_views(spark, log_dirs, include_internal, max_split_bytes, configs)
+    cached = list(views.values())
+    try:
+        tables = compute(spark, views, configs, log_dirs, int(started.timestamp() * 1000), alternative)
+        # partition_stats and log_dir_stats are built on segment_stats: cached, it is computed once, not per table
+        cached.append(tables["segment_stats"].persist())
+        yield {name: _log_dir_first(tables[name]) for name in DIR_TABLES}
+    finally:
+        for df in cached:
+            df.unpersist()
