@@ -19,9 +19,10 @@ SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
 def partitions_read(spark, paths: Sequence[str], include_internal: bool) -> set[tuple[str, int]]:
     """The topic-partitions validate reads under ``paths``, as the source lists them (by whoever reads the
     files: over Spark Connect that is the server). The segments view reads listings only."""
-    rows = (spark.read.format("kafkalog").option("view", "segments")
-            .option("includeInternal", str(include_internal).lower()).load(list(paths))
-            .where("topic is not null")  # a log dir's own problem row (it cannot be listed, say): no partition
+    from ..source import read_views
+
+    segments = read_views(spark, paths, ["segments"], includeInternal=str(include_internal).lower())["segments"]
+    rows = (segments.where("topic is not null")  # a log dir's own problem row (it cannot be listed, say): no partition
             .select("topic", "partition").distinct().collect())
     return {(r.topic, r.partition) for r in rows}
 

@@ -78,19 +78,16 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     what_if_configs = configs_of(args, args.what_if) if args.what_if else None
 
     from ..analysis.retention import retention_plan, retention_what_if
+    from ..source import read_views
 
     engine = choose_engine(args)
     progress(f"reading {len(args.log_dirs)} log dir(s) with {engine_description(engine, args)}")
     spark = spark_session(args, "kafkalog-retention-plan", engine=engine)
 
-    def load(view: str):
-        reader = (spark.read.format("kafkalog").option("view", view)
-                  .option("includeInternal", str(args.include_internal).lower()))
-        if args.topics:
-            reader = reader.option("topics", args.topics)
-        return reader.load(list(args.log_dirs))
-
-    views = (load("segments"), load("batches"), load("partition_files"))
+    # the views as the nightly job reads them (a KRaft snapshot's batches restate the metadata log: left out)
+    read = read_views(spark, args.log_dirs, ("segments", "batches", "partition_files"),
+                      includeInternal=str(args.include_internal).lower(), topics=args.topics or None)
+    views = (read["segments"], read["batches"], read["partition_files"])
     if what_if_configs is not None:
         plan = retention_what_if(*views, configs, what_if_configs, as_of)
     else:
