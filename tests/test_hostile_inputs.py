@@ -360,12 +360,12 @@ def test_the_source_refuses_sizes_below_one_byte(option: str, value: str) -> Non
 @pytest.fixture
 def no_spark(monkeypatch: pytest.MonkeyPatch) -> None:
     """A mistake must be caught before Spark starts: starting it fails the test."""
-    from kafkalog_spark.commands import compaction_preview, nightly, retention_plan, stats
+    from kafkalog_spark.commands import nightly, report, runner
 
     def refuse(*args: object, **kwargs: object):
         raise AssertionError("Spark started: the mistake was not caught")
 
-    for module in (nightly, retention_plan, compaction_preview, stats):
+    for module in (nightly, report, runner):  # the nightly job's start, the report's from tables, the rest
         monkeypatch.setattr(module, "spark_session", refuse)
 
 

@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import argparse
 
-from .arguments import UsageError, check_log_dirs, configs_of, parse_time
+from .arguments import configs_of, parse_time
 from .output import add_config_arguments, iso_utc, print_json, print_table, progress, table_columns
-from .runtime import add_engine_argument, choose_engine, engine_description, spark_session, usage_errors
+from .runner import refused_as_usage, run_on_log_dirs
+from .runtime import add_engine_argument, usage_errors
 
 TABLE_COLUMNS = ["topic", "partition", "cleanOrder", "wouldClean", "cleanReason", "dirtyRatio", "firstDirtyOffset",
                  "firstUncleanableOffset", "uncleanableReason", "endOffset", "recordsRemoved", "bytesRemoved",
@@ -28,37 +29,35 @@ SEGMENT_COLUMNS = ["topic", "partition", "baseOffset", "section", "inPass", "cle
 
 @usage_errors("kafkalog compaction-preview")
 def run(args: argparse.Namespace) -> int:
-    now_ms = parse_time(args.now, "--now")
-    check_log_dirs(args.log_dirs, "LOGDIR", getattr(args, "remote", None))
-    configs = configs_of(args, list(args.what_if))  # every layer validated before Spark starts
+    def inputs():  # every config layer validated before Spark starts
+        return parse_time(args.now, "--now"), configs_of(args, list(args.what_if))
 
-    from ..analysis.compaction import preview_log_dirs
+    def work(spark, checked) -> int:
+        from ..analysis.compaction import preview_log_dirs
 
-    engine = choose_engine(args)
-    progress(f"reading {len(args.log_dirs)} log dir(s) with {engine_description(engine, args)}")
-    spark = spark_session(args, "kafkalog-cli", engine=engine)
-    try:
-        preview = preview_log_dirs(spark, list(args.log_dirs), configs, now_ms, simulate_all=args.simulate_all,
-                                   include_records=False, topics=args.topics or None)
-    except ValueError as e:  # an input the preview refuses, named in the message
-        raise UsageError(str(e)) from e
-    progress(f"previewing the log cleaner as of {iso_utc(now_ms)}")
-    order = ("logDir", "topic", "partition")
-    partitions = [r.asDict(recursive=True) for r in preview.partitions.orderBy(*order).collect()]
-    segments = ([r.asDict(recursive=True) for r in preview.segments.orderBy(*order, "baseOffset").collect()]
-                if args.segments else [])
-    preview.unpersist()
-    if args.json:
-        print_json(partitions)
-        print_json({"kind": "segment"} | s for s in segments)
-    else:
-        # the delete horizon a pass would stamp on tombstones: a point in time, printed as one
-        print_table([p | {"newDeleteHorizon": p["newDeleteHorizonMs"]} for p in partitions],
-                    table_columns(TABLE_COLUMNS, partitions))
-        if segments:
-            print()
-            print_table(segments, table_columns(SEGMENT_COLUMNS, segments))
-    return 0
+        now_ms, configs = checked
+        preview = refused_as_usage(lambda: preview_log_dirs(
+            spark, list(args.log_dirs), configs, now_ms, simulate_all=args.simulate_all, include_records=False,
+            topics=args.topics or None))
+        progress(f"previewing the log cleaner as of {iso_utc(now_ms)}")
+        order = ("logDir", "topic", "partition")
+        partitions = [r.asDict(recursive=True) for r in preview.partitions.orderBy(*order).collect()]
+        segments = ([r.asDict(recursive=True) for r in preview.segments.orderBy(*order, "baseOffset").collect()]
+                    if args.segments else [])
+        preview.unpersist()
+        if args.json:
+            print_json(partitions)
+            print_json({"kind": "segment"} | s for s in segments)
+        else:
+            # the delete horizon a pass would stamp on tombstones: a point in time, printed as one
+            print_table([p | {"newDeleteHorizon": p["newDeleteHorizonMs"]} for p in partitions],
+                        table_columns(TABLE_COLUMNS, partitions))
+            if segments:
+                print()
+                print_table(segments, table_columns(SEGMENT_COLUMNS, segments))
+        return 0
+
+    return run_on_log_dirs(args, inputs, work)
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:

@@ -14,18 +14,10 @@ from __future__ import annotations
 
 import argparse
 
-from .arguments import UsageError, check_log_dirs, configs_of, parse_time
-from .junit import SEVERITY_RANK
+from .arguments import configs_of, parse_time
 from .output import add_config_arguments, iso_utc, print_json, print_table, progress
-from .runtime import (
-    EXIT_FINDINGS,
-    EXIT_OK,
-    add_engine_argument,
-    choose_engine,
-    engine_description,
-    spark_session,
-    usage_errors,
-)
+from .runner import add_fail_on, gate, refused_as_usage, run_on_log_dirs
+from .runtime import add_engine_argument, usage_errors
 from .stats import FINDING_COLUMNS
 
 COLUMNS = {
@@ -72,33 +64,32 @@ def run(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace) -> int:
     from ..source import read_views
 
-    now_ms = parse_time(args.now, "--now")
-    log_dirs = check_log_dirs(args.log_dirs, "LOGDIR", getattr(args, "remote", None))
-    configs = configs_of(args)
     table = TABLES[args.command]
-    engine = choose_engine(args)
-    progress(f"reading {len(log_dirs)} log dir(s) with {engine_description(engine, args)}")
-    spark = spark_session(args, "kafkalog-cli", engine=engine)
-    views = read_views(spark, list(args.log_dirs), _views_needed(table))
-    progress(f"{args.command} as of {iso_utc(now_ms)}")
-    try:
-        rows_df, findings = _analyse(spark, table, list(args.log_dirs), configs, now_ms, views)
-        rows = [r.asDict(recursive=True) for r in rows_df.collect()]
-        found = [r.asDict() for r in findings.collect()]
-    except ValueError as e:  # an analysis refusing its inputs: a usage mistake, one line
-        raise UsageError(str(e)) from e
-    if args.json:
-        print_json(rows)
-        print_json({"kind": "finding"} | f for f in found)
-    else:
-        print_table(rows, COLUMNS[args.command])
-        if found:
-            print()
-            print_table(found, FINDING_COLUMNS)
-    counts = {s: sum(f["severity"] == s for f in found) for s in SEVERITY_RANK}
-    progress(f"{counts['error']} error(s), {counts['warning']} warning(s), {counts['info']} info finding(s)")
-    gate = SEVERITY_RANK[args.fail_on]
-    return EXIT_FINDINGS if any(SEVERITY_RANK[f["severity"]] >= gate for f in found) else EXIT_OK
+
+    def inputs():
+        return parse_time(args.now, "--now"), configs_of(args)
+
+    def work(spark, checked) -> int:
+        now_ms, configs = checked
+        views = read_views(spark, list(args.log_dirs), _views_needed(table))
+        progress(f"{args.command} as of {iso_utc(now_ms)}")
+
+        def analysed() -> tuple[list[dict], list[dict]]:
+            rows_df, findings = _analyse(spark, table, list(args.log_dirs), configs, now_ms, views)
+            return [r.asDict(recursive=True) for r in rows_df.collect()], [r.asDict() for r in findings.collect()]
+
+        rows, found = refused_as_usage(analysed)  # an analysis refusing its inputs: a usage mistake, one line
+        if args.json:
+            print_json(rows)
+            print_json({"kind": "finding"} | f for f in found)
+        else:
+            print_table(rows, COLUMNS[args.command])
+            if found:
+                print()
+                print_table(found, FINDING_COLUMNS)
+        return gate(found, args.fail_on)
+
+    return run_on_log_dirs(args, inputs, work)
 
 
 _HELP = {
@@ -118,6 +109,5 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         p.add_argument("--now", metavar="ISO8601|epoch-ms", help="the time to judge at (default: now)")
         p.add_argument("--json", action="store_true", help="JSON Lines: the rows, then the findings "
                                                            '("kind": "finding")')
-        p.add_argument("--fail-on", choices=list(SEVERITY_RANK), default="error",
-                       help="the lowest severity that fails the run (exit 1; default: error)")
+        add_fail_on(p, "the lowest severity that fails the run (exit 1; default: error)")
         p.set_defaults(func=run)

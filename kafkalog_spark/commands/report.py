@@ -17,7 +17,8 @@ from contextlib import contextmanager, nullcontext
 
 from .arguments import UsageError, check_log_dirs, check_output_file, configs_of, parse_time
 from .output import add_config_arguments, progress
-from .runtime import EXIT_OK, add_engine_argument, choose_engine, engine_description, spark_session, usage_errors
+from .runner import log_dir_session
+from .runtime import EXIT_OK, add_engine_argument, spark_session, usage_errors
 
 PROG = "kafkalog report"
 DEFAULT_OUTPUT = "kafkalog-report.html"
@@ -89,9 +90,7 @@ def _from_log_dirs(args: argparse.Namespace) -> Iterator[dict]:
     configs = configs_of(args)
     alternative = configs_of(args, args.what_if) if args.what_if else None
     started = dt.datetime.fromtimestamp(parse_time(args.as_of, "--as-of") / 1000, dt.UTC)
-    engine = choose_engine(args)
-    progress(f"analysing {len(args.log_dirs)} log dir(s) with {engine_description(engine, args)}")
-    spark = spark_session(args, "kafkalog-report", engine=engine)
+    spark = log_dir_session(args, app_name="kafkalog-report", verb="analysing")
     with analysed(spark, args.log_dirs, started, configs, alternative,
                   include_internal=args.include_internal) as tables:
         shown = {name: tables[name] for name in REPORT_TABLES}

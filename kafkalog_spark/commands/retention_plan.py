@@ -14,9 +14,10 @@ import argparse
 import sys
 from typing import TextIO
 
-from .arguments import check_log_dirs, configs_of, parse_time
-from .output import add_config_arguments, iso_utc, print_json, print_table, progress, several_log_dirs, table_columns
-from .runtime import add_engine_argument, choose_engine, engine_description, spark_session, usage_errors
+from .arguments import configs_of, parse_time
+from .output import add_config_arguments, iso_utc, print_json, print_table, several_log_dirs, table_columns
+from .runner import run_on_log_dirs
+from .runtime import add_engine_argument, usage_errors
 
 PROG = "kafkalog retention-plan"
 TABLE_COLUMNS = ["topic", "partition", "baseOffset", "size", "largestTimestamp", "deletable", "rule", "reason",
@@ -72,33 +73,33 @@ def _summary(rows: list[dict], what_if: bool, out) -> None:
 @usage_errors(PROG)
 def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     out = out or sys.stdout
-    as_of = parse_as_of(args.as_of)
-    check_log_dirs(args.log_dirs, "LOGDIR", getattr(args, "remote", None))
-    configs = configs_of(args)  # every layer validated before Spark starts
-    what_if_configs = configs_of(args, args.what_if) if args.what_if else None
 
-    from ..analysis.retention import retention_plan, retention_what_if
-    from ..source import read_views
+    def inputs():  # every config layer validated before Spark starts
+        as_of = parse_as_of(args.as_of)
+        return as_of, configs_of(args), configs_of(args, args.what_if) if args.what_if else None
 
-    engine = choose_engine(args)
-    progress(f"reading {len(args.log_dirs)} log dir(s) with {engine_description(engine, args)}")
-    spark = spark_session(args, "kafkalog-retention-plan", engine=engine)
+    def work(spark, checked) -> int:
+        from ..analysis.retention import retention_plan, retention_what_if
+        from ..source import read_views
 
-    # the views as the nightly job reads them (a KRaft snapshot's batches restate the metadata log: left out)
-    read = read_views(spark, args.log_dirs, ("segments", "batches", "partition_files"),
-                      includeInternal=str(args.include_internal).lower(), topics=args.topics or None)
-    views = (read["segments"], read["batches"], read["partition_files"])
-    if what_if_configs is not None:
-        plan = retention_what_if(*views, configs, what_if_configs, as_of)
-    else:
-        plan = retention_plan(*views, configs, as_of)
-    rows = [r.asDict() for r in plan.orderBy("logDir", "topic", "partition", "baseOffset").collect()]
-    if args.json:
-        print_json(rows, out)
+        as_of, configs, what_if_configs = checked
+        # the views as the nightly job reads them (a KRaft snapshot's batches restate the metadata log: left out)
+        read = read_views(spark, args.log_dirs, ("segments", "batches", "partition_files"),
+                          includeInternal=str(args.include_internal).lower(), topics=args.topics or None)
+        views = (read["segments"], read["batches"], read["partition_files"])
+        if what_if_configs is not None:
+            plan = retention_what_if(*views, configs, what_if_configs, as_of)
+        else:
+            plan = retention_plan(*views, configs, as_of)
+        rows = [r.asDict() for r in plan.orderBy("logDir", "topic", "partition", "baseOffset").collect()]
+        if args.json:
+            print_json(rows, out)
+            return 0
+        what_if = ", ".join(args.what_if)
+        print(f"retention plan as of {iso_utc(as_of)}" + (f"; what-if: {what_if}" if what_if else ""), file=out)
+        table = [r | {"eligibleAt": r["eligibleAtMs"]} for r in rows]  # print_table shows times as ISO 8601
+        print_table(table, table_columns(TABLE_COLUMNS + (WHAT_IF_TABLE_COLUMNS if what_if else []), rows), out)
+        _summary(rows, bool(what_if), out)
         return 0
-    what_if = ", ".join(args.what_if)
-    print(f"retention plan as of {iso_utc(as_of)}" + (f"; what-if: {what_if}" if what_if else ""), file=out)
-    table = [r | {"eligibleAt": r["eligibleAtMs"]} for r in rows]  # print_table shows times as ISO 8601
-    print_table(table, table_columns(TABLE_COLUMNS + (WHAT_IF_TABLE_COLUMNS if what_if else []), rows), out)
-    _summary(rows, bool(what_if), out)
-    return 0
+
+    return run_on_log_dirs(args, inputs, work, app_name="kafkalog-retention-plan")

@@ -9,28 +9,15 @@ from __future__ import annotations
 
 import argparse
 
-from .arguments import check_log_dirs, check_output_file, configs_of, local_path
-from .junit import SEVERITY_RANK, junit_xml, partitions_read
+from .arguments import check_output_file, configs_of, local_path
+from .junit import junit_xml, partitions_read
 from .output import add_config_arguments, print_json, print_table, progress, row_dicts, table_columns
-from .runtime import (
-    EXIT_FINDINGS,
-    EXIT_OK,
-    add_engine_argument,
-    choose_engine,
-    engine_description,
-    spark_session,
-    usage_errors,
-)
+from .runner import add_fail_on, gate, run_on_log_dirs
+from .runtime import EXIT_OK, add_engine_argument, usage_errors
 
 STATS_COLUMNS = ["topic", "partition", "baseOffset", "isActive", "records", "batches", "logSize", "firstOffset",
                  "lastOffset", "maxTimestamp", "codecMix", "rollReason"]
 FINDING_COLUMNS = ["severity", "check", "topic", "partition", "baseOffset", "file", "position", "detail"]
-
-
-def _session(args: argparse.Namespace):
-    engine = choose_engine(args)
-    progress(f"reading {len(args.log_dirs)} log dir(s) with {engine_description(engine, args)}")
-    return spark_session(args, "kafkalog-cli", engine=engine)
 
 
 @usage_errors("kafkalog stats")
@@ -38,19 +25,19 @@ def run_stats(args: argparse.Namespace) -> int:
     from ..analysis.segment_stats import segment_stats
     from ..source import read_views
 
-    check_log_dirs(args.log_dirs, "LOGDIR", getattr(args, "remote", None))
-    configs = configs_of(args)  # the roll limits of each topic
-    spark = _session(args)
-    progress("computing segment statistics")
-    v = read_views(spark, args.log_dirs, ("segments", "batches", "record_stats"),
-                   includeInternal=str(args.include_internal).lower())
-    stats = segment_stats(v["segments"], v["batches"], v["record_stats"], configs)  # by log dir: replicas stay apart
-    rows = row_dicts(stats.orderBy("logDir", "topic", "partition", "baseOffset"))
-    if args.json:
-        print_json(rows)
-    else:
-        print_table(rows, table_columns(STATS_COLUMNS, rows))
-    return EXIT_OK
+    def work(spark, configs) -> int:
+        progress("computing segment statistics")
+        v = read_views(spark, args.log_dirs, ("segments", "batches", "record_stats"),
+                       includeInternal=str(args.include_internal).lower())
+        stats = segment_stats(v["segments"], v["batches"], v["record_stats"], configs)  # by log dir: replicas apart
+        rows = row_dicts(stats.orderBy("logDir", "topic", "partition", "baseOffset"))
+        if args.json:
+            print_json(rows)
+        else:
+            print_table(rows, table_columns(STATS_COLUMNS, rows))
+        return EXIT_OK
+
+    return run_on_log_dirs(args, lambda: configs_of(args), work)  # the configs: each topic's roll limits
 
 
 @usage_errors("kafkalog validate")
@@ -58,29 +45,29 @@ def run_validate(args: argparse.Namespace) -> int:
     from ..analysis.index_validation import validate
     from ..session.sail import is_sail
 
-    check_log_dirs(args.log_dirs, "LOGDIR", getattr(args, "remote", None))
-    if args.junit:
-        check_output_file(args.junit, "--junit")
-    spark = _session(args)
-    progress("validating indexes, CRCs and files")
-    findings = validate(spark, args.log_dirs, records=True, includeInternal=str(args.include_internal).lower())
-    order = ("logDir", "topic", "partition", "baseOffset", "file", "position")
-    rows = [r.asDict() for r in findings.orderBy(*order).collect()]
-    partitions = partitions_read(spark, args.log_dirs, args.include_internal) if args.junit else set()
-    if not is_sail(spark):  # Sail caches nothing (and refuses the call)
-        spark.catalog.clearCache()
-    shown = [r for r in rows if args.all or r["severity"] != "info"]
-    if args.json:
-        print_json(shown)
-    elif shown:
-        print_table(shown, FINDING_COLUMNS)
-    counts = {s: sum(r["severity"] == s for r in rows) for s in SEVERITY_RANK}
-    progress(f"{counts['error']} error(s), {counts['warning']} warning(s), {counts['info']} info finding(s)")
-    if args.junit:
-        with open(local_path(args.junit) or args.junit, "wb") as f:  # a file: URI names a local file
-            f.write(junit_xml(rows, partitions, args.fail_on))
-    gate = SEVERITY_RANK[args.fail_on]
-    return EXIT_FINDINGS if any(SEVERITY_RANK[r["severity"]] >= gate for r in rows) else EXIT_OK
+    def inputs() -> None:
+        if args.junit:
+            check_output_file(args.junit, "--junit")
+
+    def work(spark, _: None) -> int:
+        progress("validating indexes, CRCs and files")
+        findings = validate(spark, args.log_dirs, records=True, includeInternal=str(args.include_internal).lower())
+        order = ("logDir", "topic", "partition", "baseOffset", "file", "position")
+        rows = [r.asDict() for r in findings.orderBy(*order).collect()]
+        partitions = partitions_read(spark, args.log_dirs, args.include_internal) if args.junit else set()
+        if not is_sail(spark):  # Sail caches nothing (and refuses the call)
+            spark.catalog.clearCache()
+        shown = [r for r in rows if args.all or r["severity"] != "info"]
+        if args.json:
+            print_json(shown)
+        elif shown:
+            print_table(shown, FINDING_COLUMNS)
+        if args.junit:
+            with open(local_path(args.junit) or args.junit, "wb") as f:  # a file: URI names a local file
+                f.write(junit_xml(rows, partitions, args.fail_on))
+        return gate(rows, args.fail_on)
+
+    return run_on_log_dirs(args, inputs, work)
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -101,6 +88,5 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--junit", metavar="FILE", help="also write a JUnit XML report: one test case per check and "
                                                    "partition")
     p.add_argument("--all", action="store_true", help="print info findings too")
-    p.add_argument("--fail-on", choices=list(SEVERITY_RANK), default="error",
-                   help="the lowest severity that fails the run (exit 1) and its test cases (default: error)")
+    add_fail_on(p, "the lowest severity that fails the run (exit 1) and its test cases (default: error)")
     p.set_defaults(func=run_validate)
