@@ -1,7 +1,7 @@
 """The nightly job: read broker log dirs, compute the analyses, write them as one snapshot into Delta.
 
 - :mod:`.config`: :class:`NightlyConfig`, from the TOML file (``conf/nightly.toml``) and overrides;
-- :mod:`.tables`: the tables, functions of the source's views (:func:`analysed`, :func:`cluster_tables`);
+- :mod:`.pipeline`: the tables, functions of the source's views (:func:`analysed`, :func:`cluster_tables`);
 - :mod:`.job`: :func:`run`, which writes them as one snapshot, all-or-nothing.
 
 Its command line is ``kafkalog nightly`` (:mod:`kafkalog_spark.commands.nightly`), which ``jobs/nightly.py`` runs
@@ -10,7 +10,7 @@ under spark-submit.
 
 from .config import NightlyConfig, check_identifier, table_location, topic_configs, what_if_configs
 from .job import PARALLEL_WRITES, run
-from .tables import (
+from .pipeline import (
     CLUSTER_TABLES,
     DIR_TABLES,
     TABLES,

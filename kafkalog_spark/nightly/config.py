@@ -18,7 +18,7 @@ from ..config import ConfigError, TopicConfigs
 from ..delta import IDENTIFIER, MANIFEST, RUNS, TableLocation, check_name, check_snapshot_id
 from ..kafka_versions import LATEST, KafkaVersion, parse_kafka_version
 from ..source.options import parse_size
-from .tables import TABLES
+from .pipeline import TABLES
 
 
 @dataclass(frozen=True)

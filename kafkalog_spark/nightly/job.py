@@ -1,6 +1,6 @@
 """The nightly job's run: every table computed, then written as one snapshot into Delta, all-or-nothing.
 
-The job only wires configuration (:mod:`.config`) to the tables (:mod:`.tables`, functions of DataFrames) and to
+The job only wires configuration (:mod:`.config`) to the tables (:mod:`.pipeline`, functions of DataFrames) and to
 the snapshot writer (:mod:`kafkalog_spark.delta`).
 """
 
@@ -27,7 +27,7 @@ from ..delta import (
 )
 from ..log.files import expand_paths
 from .config import NightlyConfig, topic_configs, what_if_configs
-from .tables import CLUSTER_TABLES, DIR_TABLES, TABLES, analysed, cluster_tables
+from .pipeline import CLUSTER_TABLES, DIR_TABLES, TABLES, analysed, cluster_tables
 
 
 def run(spark: SparkSession, config: NightlyConfig, now: Callable[[], dt.datetime] | None = None, *,
