@@ -27,7 +27,7 @@ from kafkalog_spark.analysis.log_offsets import log_offsets
 from kafkalog_spark.analysis.open_transactions import open_transaction_starts, open_transactions, transaction_findings
 from kafkalog_spark.config import TopicConfigs
 from kafkalog_spark.source import read_views
-from kafkalog_spark.state.records import decode
+from kafkalog_spark.state.internal_records import decode
 from tests.helpers.corpus import INTERNAL, ROOT
 from tests.helpers.framing import frames
 

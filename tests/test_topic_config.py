@@ -22,7 +22,7 @@ from kafkalog_spark.config import (
     parse_topic_overrides,
 )
 from kafkalog_spark.config.broker import broker_properties_to_config
-from kafkalog_spark.config.keys import topic_defaults
+from kafkalog_spark.config.config_defs import topic_defaults
 from kafkalog_spark.kafka_versions import KafkaVersion
 
 

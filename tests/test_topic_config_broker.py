@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from kafkalog_spark.config import ConfigError, effective_config, load_broker_properties
-from kafkalog_spark.config.keys import specs, topic_defaults
+from kafkalog_spark.config.config_defs import specs, topic_defaults
 from kafkalog_spark.kafka_versions import KafkaVersion, parse_kafka_version
 
 pytestmark = [pytest.mark.broker,

@@ -36,7 +36,7 @@ from pyspark.sql.types import (
 from ..config.topic_configs import ConfigSource, TopicConfigs
 from ..kafka_versions import KafkaVersion
 from .cleaner import CleanerSettings
-from .keys import LOG_DIR, PARTITION
+from .grouping_keys import LOG_DIR, PARTITION
 from .partition_input import (
     PartitionContext,
     batch_rows,

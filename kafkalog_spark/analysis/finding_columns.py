@@ -12,7 +12,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import IntegerType, LongType, StringType, StructField, StructType
 
 from ..finding_kinds import Severity, finding_kind
-from .keys import LOG_DIR, SEGMENT
+from .grouping_keys import LOG_DIR, SEGMENT
 
 INDEX_FINDINGS = StructType(
     [

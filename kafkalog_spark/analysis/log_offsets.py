@@ -15,7 +15,7 @@ from pyspark.sql.types import ArrayType, IntegerType, LongType, ShortType, Strin
 
 from ..config.topic_configs import ConfigSource
 from .compaction import resolve_settings
-from .keys import PARTITION
+from .grouping_keys import PARTITION
 from .partition_input import (
     PartitionContext,
     batch_rows,

@@ -50,7 +50,7 @@ from .finding_columns import (
     sibling_file,
     text,
 )
-from .keys import PARTITION
+from .grouping_keys import PARTITION
 
 TXN_ENTRY = transaction_index.ENTRY_SIZE
 SNAPSHOT_HEADER, SNAPSHOT_ENTRY = producer_snapshot.HEADER_SIZE, producer_snapshot.ENTRY_SIZE

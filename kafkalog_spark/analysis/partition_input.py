@@ -20,7 +20,7 @@ from ..log.checkpoints import (
     LOG_START_OFFSET_CHECKPOINT,
     REPLICATION_OFFSET_CHECKPOINT,
 )
-from .keys import LOG_DIR, PARTITION
+from .grouping_keys import LOG_DIR, PARTITION
 from .record_sizes import legacy_entry_bytes, v2_body_without_timestamp, without_payloads
 
 if TYPE_CHECKING:

@@ -12,7 +12,7 @@ from ..log.checkpoints import (
     RECOVERY_POINT_OFFSET_CHECKPOINT,
     REPLICATION_OFFSET_CHECKPOINT,
 )
-from .keys import LOG_DIR, PARTITION
+from .grouping_keys import LOG_DIR, PARTITION
 from .loaded_offsets import log_start_offset
 
 # The broker holds an open handle on every segment's .log and its mapped indexes, closed segments too.

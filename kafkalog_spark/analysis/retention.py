@@ -58,7 +58,7 @@ from pyspark.sql.types import (
 from ..config import TopicConfig
 from ..config.topic_configs import ConfigSource, TopicConfigs
 from ..log.checkpoints import LOG_START_OFFSET_CHECKPOINT, REPLICATION_OFFSET_CHECKPOINT
-from .keys import LOG_DIR, PARTITION
+from .grouping_keys import LOG_DIR, PARTITION
 from .loaded_offsets import OffsetSource, loaded_offsets, log_end_offset
 
 KRAFT_METADATA_TOPIC = "__cluster_metadata"

@@ -13,7 +13,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql.types import IntegerType, LongType, StringType, StructField, StructType
 
 from ..config.topic_configs import ConfigSource
-from .keys import LOG_DIR, PARTITION
+from .grouping_keys import LOG_DIR, PARTITION
 from .retention import partition_planner
 
 DAY_MS = 86_400_000

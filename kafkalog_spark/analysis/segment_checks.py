@@ -46,7 +46,7 @@ from pyspark.sql import functions as F
 from ..log import time_index
 from ..log.checkpoints import CLEANER_OFFSET_CHECKPOINT
 from .finding_columns import KEYS, base_offset_from_file, candidate, emit, finding, ok, problems, sibling_file, text
-from .keys import PARTITION
+from .grouping_keys import PARTITION
 
 TIME_ENTRY = time_index.ENTRY_SIZE
 ZERO_TAIL_KINDS = ("index_zero_tail", "timeindex_zero_tail")

@@ -14,9 +14,9 @@ from pyspark.sql import functions as F
 from ..config.topic_configs import ConfigSource, TopicConfigs
 from ..format.compression import CODEC_LABELS
 from ..schemas import KEY_SKETCH_SIZE as DISTINCT_KEYS_K
-from .keys import PARTITION
-from .keys import SEGMENT as KEYS  # the views' names; the output says baseOffset
-from .topic_configs import topic_configs, topics_of
+from .grouping_keys import PARTITION
+from .grouping_keys import SEGMENT as KEYS  # the views' names; the output says baseOffset
+from .topic_config_table import topic_configs, topics_of
 
 INT32_MAX = 2**31 - 1
 

@@ -6,7 +6,7 @@
 ``log.cleaner.min.cleanable.ratio``, ``log.cleaner.{delete.retention,min.compaction.lag,max.compaction.lag}.ms``,
 ``log.segment.delete.delay.ms``, ``log.index.size.max.bytes``, ``message.max.bytes`` and the
 ``log.<topic key>`` ones. Broker-only keys the cleaner and the retention thread need keep their own names
-(:data:`~kafkalog_spark.config.keys.BROKER_DEFAULTS`). Other broker keys are ignored.
+(:data:`~kafkalog_spark.config.config_defs.BROKER_DEFAULTS`). Other broker keys are ignored.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from os import PathLike
 import javaproperties
 
 from ..kafka_versions import LATEST, KafkaVersion, parse_kafka_version
-from .keys import BROKER_KEYS, INT32_RANGE, INT64_RANGE, TOPIC_KEYS, broker_defaults
+from .config_defs import BROKER_KEYS, INT32_RANGE, INT64_RANGE, TOPIC_KEYS, broker_defaults
 from .values import (
     DIFFERENCE,
     JAVA_INTEGER,

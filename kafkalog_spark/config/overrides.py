@@ -37,7 +37,7 @@ from typing import Any
 import yaml
 
 from ..kafka_versions import LATEST, KafkaVersion, parse_kafka_version
-from .keys import known_in, not_in_version, topic_defaults
+from .config_defs import known_in, not_in_version, topic_defaults
 from .values import ConfigError, parse_value, read_config_text
 
 log = logging.getLogger(__name__)

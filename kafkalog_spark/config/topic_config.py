@@ -18,7 +18,7 @@ from typing import Any
 
 from ..kafka_versions import LATEST, KafkaVersion, parse_kafka_version
 from .broker import load_broker_properties
-from .keys import (
+from .config_defs import (
     BROKER_KEYS,
     INTERNAL_TOPICS,
     NEVER_REMOTE_TOPICS,

@@ -42,7 +42,7 @@ ConfigSource = Any  # TopicConfigs | Mapping[str, TopicConfig | Mapping[str, str
 class TopicConfigs:
     """Kafka's defaults < ``broker`` (server.properties) < the internal topics' own configs < ``overrides[topic]``
     < ``what_if`` (applied to every topic), per topic, each by ``kafka_version``'s keys, defaults and ranges
-    (:mod:`.keys`). ``broker`` and ``overrides`` may be paths."""
+    (:mod:`.config_defs`). ``broker`` and ``overrides`` may be paths."""
 
     def __init__(self, broker: Mapping[str, str] | str | PathLike[str] | None = None,
                  overrides: Mapping[str, Mapping[str, str]] | str | PathLike[str] | None = None,

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from ..kafka_versions import LATEST, KafkaVersion
-from .keys import INT32_RANGE, INT64_RANGE, not_in_version, specs
+from .config_defs import INT32_RANGE, INT64_RANGE, not_in_version, specs
 
 JAVA_INTEGER = re.compile(r"[+-]?[0-9]+")  # what Long.parseLong / Integer.parseInt accept (ASCII digits)
 

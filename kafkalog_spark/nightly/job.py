@@ -35,15 +35,15 @@ def run(spark: SparkSession, config: NightlyConfig, now: Callable[[], dt.datetim
     """Compute every table and write them as one snapshot, all-or-nothing; returns the snapshot's tables as
     readers see them (:func:`kafkalog_spark.delta.read_table`).
 
-    All log dirs are read and analysed in one job; each row says its log dir (``logDir``): several brokers' log
-    dirs hold replicas of the same partitions, which must not be merged, and every analysis keys partitions by
-    log dir (:mod:`kafkalog_spark.analysis.keys`). The rows are appended to every table (:data:`PARALLEL_WRITES`
+    All log dirs are read and analysed in one job; each row says its log dir (``logDir``): several brokers' log dirs
+    hold replicas of the same partitions, which must not be merged, and every analysis keys partitions by log dir
+    (:mod:`kafkalog_spark.analysis.grouping_keys`). The rows are appended to every table (:data:`PARALLEL_WRITES`
     tables at once), then the manifest commit makes the snapshot visible, then the rows of runs it replaces are
     removed (see :mod:`kafkalog_spark.delta.snapshots`). A run killed anywhere leaves the previous state visible;
     running the same snapshot id again completes it. ``after_commit`` is called with the name of each Delta commit
     made, from the thread that made it (``runs`` first, the table's name, ``snapshots``, ``clean-up <table>``: that
-    one also when there was nothing to remove), and with ``report`` once the report (``config.report``) is
-    written: it is written last, from the committed snapshot."""
+    one also when there was nothing to remove), and with ``report`` once the report (``config.report``) is written:
+    it is written last, from the committed snapshot."""
     started = (now or (lambda: dt.datetime.now(dt.UTC)))()
     snapshot_id = check_snapshot_id(config.snapshot_id or started.strftime("%Y-%m-%dT%H:%M:%SZ"))
     names = [config.table_names[name] for name in TABLES]

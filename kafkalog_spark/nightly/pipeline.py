@@ -34,7 +34,7 @@ def read_cached_views(spark: SparkSession, log_dirs: Sequence[str], include_inte
     their values and headers (:func:`~kafkalog_spark.analysis.record_sizes.without_payloads`)."""
     from ..analysis.compaction import compacted_topics
     from ..analysis.record_sizes import without_payloads
-    from ..analysis.topic_configs import topics_of
+    from ..analysis.topic_config_table import topics_of
     from ..source import control_records
     from ..source import read_views as source_views
 
@@ -61,8 +61,8 @@ def compute(spark: SparkSession, views: dict[str, DataFrame], configs: TopicConf
     from ..analysis.retention import retention_plan
     from ..analysis.retention_forecast import retention_forecast
     from ..analysis.segment_stats import segment_stats
-    from ..analysis.topic_configs import topic_configs as topic_configs_table
-    from ..analysis.topic_configs import topics_of
+    from ..analysis.topic_config_table import topic_configs as topic_configs_table
+    from ..analysis.topic_config_table import topics_of
 
     # the per-partition context both the compaction preview and log_offsets run on, collected once
     context = collect_partition_context(views["segments"], views["partition_files"])

@@ -15,7 +15,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.window import Window
 
-from ..analysis.keys import PARTITION as PARTITION_KEYS
+from ..analysis.grouping_keys import PARTITION as PARTITION_KEYS
 
 Rows = list[dict[str, Any]]
 SEVERITIES = ("error", "warning", "info")

@@ -37,7 +37,7 @@ def _micros(schema: StructType) -> list[str]:
 
 def state_rows(view: str, log, findings: list[Finding], filesystem=None) -> list[dict]:
     """The rows of a state view for one partition dir of its internal topic."""
-    from ..state.records import read_internal
+    from ..state.internal_records import read_internal
 
     records = read_internal(log, findings, snapshots=True, filesystem=filesystem)
     rows = _builder(view)(records)
@@ -52,7 +52,7 @@ def state_rows(view: str, log, findings: list[Finding], filesystem=None) -> list
 
 def decoded_columns(batch: pa.RecordBatch, topic: str) -> list[pa.Array]:
     """The decodeInternal columns for a records batch of ``topic`` (all null for a topic without schemas)."""
-    from ..state.records import DECODED_TOPICS, decode
+    from ..state.internal_records import DECODED_TOPICS, decode
 
     n = batch.num_rows
     fields = schemas.DECODED_INTERNAL

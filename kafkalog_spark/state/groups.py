@@ -18,7 +18,7 @@ from ..format.internal_topics import schema
 from ..format.message_json import kafka_uuid
 from ..format.messages import MessageError, read_message
 from ..kafka_versions import LATEST
-from .records import InternalRecord, effective
+from .internal_records import InternalRecord, effective
 
 OFFSET_COMMIT_TYPES = ("OffsetCommit", "LegacyOffsetCommit")
 # The new protocols' group types by record name prefix, and their member states (modern/MemberState.java)

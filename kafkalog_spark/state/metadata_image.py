@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..format.message_json import kafka_uuid
-from .records import InternalRecord
+from .internal_records import InternalRecord
 
 TOPIC_RESOURCE = 2  # ConfigResource.Type.TOPIC
 NO_LEADER_CHANGE = -2

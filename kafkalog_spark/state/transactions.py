@@ -7,7 +7,7 @@ from typing import Any
 
 from ..format.internal_topics import TXN_STATES
 from .groups import latest_by_key, millis_or_none
-from .records import InternalRecord
+from .internal_records import InternalRecord
 
 TRANSACTION_LOG = "TransactionLog"
 ONGOING_STATES = ("Ongoing", "PrepareCommit", "PrepareAbort", "PrepareEpochFence")  # markers not yet all written
