@@ -14,7 +14,7 @@ from plotly.offline import get_plotlyjs
 
 from kafkalog_spark import nightly, read_log
 from kafkalog_spark.cli import main
-from kafkalog_spark.delta import TableLocation
+from kafkalog_spark.delta import MANIFEST, TableLocation
 from kafkalog_spark.kafka_versions import parse_kafka_version
 from tests.helpers.corpus import ROOT
 from tests.helpers.report_page import Page
@@ -49,7 +49,7 @@ def ints(values) -> list[int | None]:
 
 
 def test_the_nightly_job_writes_a_self_contained_report_after_its_commit(snapshot: dict) -> None:
-    assert snapshot["done"][-1] == "report" and nightly.MANIFEST in snapshot["done"][:-1]
+    assert snapshot["done"][-1] == "report" and MANIFEST in snapshot["done"][:-1]
     page, text = snapshot["page"], snapshot["path"].read_text()
     assert page.external == []  # nothing to fetch: opens offline
     assert "Plotly.newPlot" in text and f"<script>{get_plotlyjs()}</script>" in text  # plotly.js itself is inlined

@@ -57,8 +57,9 @@ def partition_stats(segment_stats: DataFrame, partition_files: DataFrame) -> Dat
     )
     out = agg.join(_checkpoints(partition_files), PARTITION, "left")
     # one row per partition: the rule's one home in Python, not a copy of it in Spark expressions (the UDF is made
-    # here, not at import: a Spark Connect session wants its own kind)
-    start = F.udf(_log_start_offset, LongType())
+    # here, not at import: a Spark Connect session wants its own kind). A lambda, without type hints: given hints,
+    # pyspark 4 tries to infer an Arrow UDF from them, and warns when it cannot.
+    start = F.udf(lambda first, checkpoint: _log_start_offset(first, checkpoint), LongType())
     return out.withColumn("logStartOffset", start("firstSegmentBaseOffset", "logStartOffsetCheckpoint"))
 
 
