@@ -140,7 +140,8 @@ def test_nightly_job_on_the_cluster_equals_a_local_session(cluster, spark, log_d
                                 "--warehouse", str(cluster_wh), "--snapshot-id", "cluster",
                                 "--report", str(tmp_path / "cluster.html")], confs, packages), cluster)
     # kafkalog nightly, in the session spark-submit made: on the cluster's master, not a local one of its own
-    said = [line for line in done.stderr.splitlines() if "kafkalog: " in line]
+    # (spark-submit runs the Python driver with its stderr merged into its own stdout)
+    said = [line for line in (done.stdout + done.stderr).splitlines() if "kafkalog: " in line]
     assert any(re.search(r"kafkalog: on spark://127\.0\.0\.1:\d+", line) for line in said), said
     # the job's report, written by the driver, of this run's snapshot
     assert "snapshot cluster, taken " in (tmp_path / "cluster.html").read_text()
