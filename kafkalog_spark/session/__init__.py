@@ -70,15 +70,16 @@ def local_session(app_name: str = "kafkalog", master: str = "local[*]", *, delta
     session (``sc://host:port`` for a running server, ``local[N]`` to start one in this process). Under
     spark-submit (:func:`launched_by_spark_submit`) or when this process already runs a classic session, that
     session, as it was configured, with our runtime settings."""
-    # Workers must run this interpreter (the venv's), or they miss pyarrow, numba and this package.
-    os.environ["PYSPARK_PYTHON"] = sys.executable
-    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
     if remote is None and (launched_by_spark_submit() or classic_session_running()):
-        # the session this process was given (spark-submit's, a notebook's, a test's): its master, jars and confs
+        # the session this process was given (spark-submit's, a notebook's, a test's): its master, jars and confs,
+        # and its executors' Python (spark.pyspark.python or theirs), which need not be at this driver's path
         spark = SparkSession.builder.getOrCreate()
         for k, v in {**RUNTIME_CONFIGS, **(extra or {})}.items():
             spark.conf.set(k, v)
         return _registered(spark)
+    # Workers must run this interpreter (the venv's), or they miss pyarrow, numba and this package.
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
     if remote is not None and remote.startswith("sc://"):
         spark = SparkSession.builder.remote(remote).getOrCreate()  # the server has its own static settings
         for k, v in {**RUNTIME_CONFIGS, **(extra or {})}.items():
