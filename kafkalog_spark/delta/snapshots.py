@@ -116,9 +116,14 @@ def _runs_found(spark: SparkSession, where: TableLocation, tables: Sequence[str]
 def replaced_runs(spark: SparkSession, where: TableLocation, snapshot_id: str, run_id: str) -> list[str]:
     """The runs of ``snapshot_id`` other than ``run_id`` recorded in ``runs`` (:func:`begin`): the only runs whose
     rows the tables may hold besides this run's. [] for a snapshot's first run, which need not ask the tables."""
+    return _runs_other_than(_load(spark, where, RUNS), snapshot_id, run_id)
+
+
+def _runs_other_than(df: DataFrame, snapshot_id: str, run_id: str) -> list[str]:
+    """The run ids in ``df`` of ``snapshot_id`` but ``run_id``, each checked before it reaches a predicate."""
     check_snapshot_id(snapshot_id)
     _check_run_id(run_id)
-    rows = (_load(spark, where, RUNS).where((F.col("snapshotId") == snapshot_id) & (F.col(RUN_COLUMN) != run_id))
+    rows = (df.where((F.col("snapshotId") == snapshot_id) & (F.col(RUN_COLUMN) != run_id))
             .select(RUN_COLUMN).distinct().collect())
     return sorted(_check_run_id(r[RUN_COLUMN]) for r in rows)
 
@@ -182,11 +187,7 @@ def other_runs(spark: SparkSession, where: TableLocation, table: str, snapshot_i
     """The runs other than ``run_id`` that wrote rows of ``snapshot_id`` into ``table``: the run this one replaced,
     or runs killed before their commit. A partition-pruned query (the tables are partitioned by snapshot and run),
     which on a first run finds nothing."""
-    check_snapshot_id(snapshot_id)
-    _check_run_id(run_id)
-    rows = (_load(spark, where, table).where((F.col("snapshotId") == snapshot_id) & (F.col(RUN_COLUMN) != run_id))
-            .select(RUN_COLUMN).distinct().collect())
-    return sorted(_check_run_id(r[RUN_COLUMN]) for r in rows)
+    return _runs_other_than(_load(spark, where, table), snapshot_id, run_id)
 
 
 def drop_runs(spark: SparkSession, where: TableLocation, table: str, runs: Sequence[str]) -> None:
