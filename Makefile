@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 PYSPARKS       ?= 4.0 4.1 4.2
 COMPAT_PYTHONS ?= $(PYTHON)
 
-.PHONY: demo browser test test-integration test-cluster test-engines test-field test-long test-internal test-packaging lint bench samples samples-internal samples-tiered wheel compat dump-compare fuzz kill-matrix many-dirs clean
+.PHONY: demo browser test test-integration test-cluster test-engines test-field test-long test-internal test-stores test-packaging lint bench samples samples-internal samples-tiered wheel compat dump-compare fuzz kill-matrix many-dirs clean
 
 # [spark]: the package itself does not depend on Spark (a platform's own Spark must stay); a local run does.
 $(STAMP): pyproject.toml
@@ -46,10 +46,10 @@ test: $(STAMP)
 # (tests/conftest.py). `.ci/run` runs `make test` and then this. Left to their own targets: make many-dirs (12
 # minutes), and test_nightly's kill of a re-run after its first table (4.5 minutes; the kill matrix's kinds kill
 # after a table's commit too).
-INTEGRATION_MARKERS     ?= field or packaging or engines or clusters_nightly or cluster or long or kill
+INTEGRATION_MARKERS     ?= field or packaging or engines or clusters_nightly or cluster or long or kill or stores
 INTEGRATION_TESTS       := tests/test_connect.py tests/test_databricks_notebook.py tests/test_packaging.py \
                            tests/test_local_engine.py tests/test_nightly_internal.py tests/test_standalone.py \
-                           tests/test_report.py tests/test_snapshots.py
+                           tests/test_report.py tests/test_snapshots.py tests/test_object_store_spark.py
 INTEGRATION_KILL_MATRIX ?= kinds
 test-integration: $(STAMP) browser
 	KAFKALOG_KILL_MATRIX=$(INTEGRATION_KILL_MATRIX) $(PY) -m pytest -m "$(INTEGRATION_MARKERS)" $(INTEGRATION_TESTS)
@@ -78,6 +78,11 @@ test-field: $(STAMP)
 # two snapshots, the page in a headless browser (about 4 minutes).
 test-long: $(STAMP) browser
 	$(PY) -m pytest -m long tests/test_report.py
+
+# The commands and the nightly job over an S3-compatible server on loopback (moto's, behind a counting proxy),
+# against the same over the local copies (minutes); the source's views over it are in make test.
+test-stores: $(STAMP)
+	$(PY) -m pytest -m stores tests/test_object_store_spark.py
 
 # Only the packaging test: builds the wheel, installs it with [spark] into a fresh venv and runs `kafkalog demo`
 # from an empty directory.

@@ -8,7 +8,8 @@ Exit codes (the same for every command):
     3    internal error: a bug or a Spark failure; one line, the traceback with --debug
     130  interrupted (Ctrl-C)
 
-Global options (before or after the command): --version, --debug, --quiet, --verbose, --remote URL.
+Global options (before or after the command): --version, --debug, --quiet, --verbose, --remote URL, and for
+object stores --store-endpoint URL, --store-region REGION, --store-anonymous.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from . import __version__
 from .commands import compaction_preview, dump, internal_state, nightly, report, retention_plan, stats
 from .commands.output import set_progress
 from .commands.runtime import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, usage_message
+from .log.object_stores import StoreOptions, configure
 
 EPILOG = ("exit codes: 0 ok, 1 findings at or above the gate (validate), 2 usage or environment error, "
           "3 internal error, 130 interrupted")
@@ -50,6 +52,15 @@ def _global_options(p: argparse.ArgumentParser, top: bool) -> None:
                    help="progress lines even when stderr is no terminal, and Spark's warnings")
     g.add_argument("--remote", metavar="URL", default=default(None),
                    help="run on a Spark Connect server, e.g. sc://host:15002 (default: a local session)")
+    s = p.add_argument_group("object stores (s3://, gs://, abfss://): credentials come from each cloud's own "
+                             "environment and config files")
+    s.add_argument("--store-endpoint", metavar="URL", default=default(None),
+                   help="an S3-compatible server (or a GCS or Azure emulator), e.g. http://127.0.0.1:9000 "
+                        "(default: AWS_ENDPOINT_URL, or the cloud's own)")
+    s.add_argument("--store-region", metavar="REGION", default=default(None),
+                   help="the bucket's region (default: AWS_REGION, the profile's, or the SDK's)")
+    s.add_argument("--store-anonymous", action="store_true", default=default(False),
+                   help="read public buckets without credentials")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -115,6 +126,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.remote is not None and not args.remote.startswith(("sc://", "local")):
         parser.error(f"--remote {args.remote}: expected a Spark Connect URL such as sc://host:15002")
     set_progress(args.quiet, args.verbose)
+    configure(StoreOptions(args.store_endpoint, args.store_region, args.store_anonymous))
     return run(args)
 
 

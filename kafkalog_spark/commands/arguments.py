@@ -64,7 +64,7 @@ def check_path(path: str, what: str, kind: str = "file") -> str:
     ``dump`` is given, which reports a FIFO or socket as a finding). URIs of other file systems pass unchecked."""
     local = local_path(path)
     if local is None:
-        return path
+        return _check_store_path(path, what, kind)
     if kind == "dir" and not os.path.isdir(local):
         why = "not a directory" if os.path.exists(local) else "not a directory (no such file or directory)"
         raise UsageError(f"{what} {path}: {why}")
@@ -77,6 +77,35 @@ def check_path(path: str, what: str, kind: str = "file") -> str:
     if not os.access(local, os.R_OK | (os.X_OK if kind == "dir" else 0)):
         raise UsageError(f"{what} {path}: permission denied")
     return path
+
+
+def _check_store_path(path: str, what: str, kind: str) -> str:
+    """``path`` if it names a ``kind`` in an object store that these credentials may list or read (one or two
+    requests); other URIs pass unchecked. The message names the URI and the store's reason, never a credential."""
+    import pyarrow.fs as pafs
+
+    from ..log import object_stores
+
+    if not object_stores.is_object_store(path):
+        return path
+    fs, inner = object_stores.resolve(path)
+    try:
+        found = fs.get_file_info(inner).type
+    except PermissionError as e:
+        raise UsageError(f"{what} {path}: access denied ({_first_line(e)})") from None
+    except OSError as e:  # the store's errors, as object_stores translates them (no credentials, a timeout)
+        raise UsageError(f"{what} {path}: cannot read it ({_first_line(e)})") from None
+    if found == pafs.FileType.NotFound:
+        raise UsageError(f"{what} {path}: no such bucket, file or directory")
+    if kind == "dir" and found != pafs.FileType.Directory:
+        raise UsageError(f"{what} {path}: not a directory")
+    if kind != "dir" and found == pafs.FileType.Directory:
+        raise UsageError(f"{what} {path}: is a directory, expected a file")
+    return path
+
+
+def _first_line(e: BaseException) -> str:
+    return (str(e).strip().splitlines() or [""])[0][:300]
 
 
 def check_paths(paths: Iterable[str], what: str, kind: str = "file") -> list[str]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import os
 
+from ..log.object_stores import StoreOptions, configure
 from .arguments import UsageError, check_log_dirs, check_path, local_path, topic_configs
 
 
@@ -36,6 +37,13 @@ def load_config_file(path: str, overrides: dict):
         raise UsageError(f"--config {path}: {message}{hint}") from e
 
 
+def _store_options(args: argparse.Namespace) -> StoreOptions | None:
+    """The --store-* options, when one is given: they replace the file's [input] store_* keys."""
+    given = StoreOptions(getattr(args, "store_endpoint", None), getattr(args, "store_region", None),
+                         getattr(args, "store_anonymous", False))
+    return None if given == StoreOptions() else given
+
+
 def load_config(args: argparse.Namespace):
     """The :class:`~kafkalog_spark.nightly.NightlyConfig` that ``args`` describe, every part of it checked."""
     from ..delta import check_snapshot_id
@@ -51,7 +59,8 @@ def load_config(args: argparse.Namespace):
                  "log_dirs": tuple(args.log_dirs) if args.log_dirs else None,
                  "kafka_version": getattr(args, "kafka_version", None),  # None: the file's, else the newest
                  "report": getattr(args, "report", None),
-                 "what_if": tuple(args.what_if) if getattr(args, "what_if", None) else None}
+                 "what_if": tuple(args.what_if) if getattr(args, "what_if", None) else None,
+                 "store": _store_options(args)}
     if args.config:
         config = load_config_file(args.config, overrides)
     elif location is None:
@@ -60,6 +69,7 @@ def load_config(args: argparse.Namespace):
         config = NightlyConfig.load(None, **overrides)
     if not config.log_dirs:
         raise UsageError("--log-dir is required" + (f" ({args.config} has no [input] log_dirs)" if args.config else ""))
+    configure(config.store)  # before the log dirs in a store are checked
     remote = getattr(args, "remote", None)
     check_log_dirs(config.log_dirs, "--log-dir", remote)
     on_server = (remote or "").startswith("sc://")  # then the server writes the tables, on its file system

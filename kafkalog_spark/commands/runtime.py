@@ -27,8 +27,9 @@ Command = Callable[..., int]  # run(args: argparse.Namespace, ...) -> exit code
 def usage_message(e: BaseException) -> str | None:
     """The one line for a usage or environment error; None when ``e`` is not one (then it is a bug)."""
     from ..config import ConfigError
+    from ..log.object_stores import ObjectStoreError
 
-    if isinstance(e, UsageError | ConfigError):
+    if isinstance(e, UsageError | ConfigError | ObjectStoreError):
         message = str(e)
     elif isinstance(e, tomllib.TOMLDecodeError):
         message = f"invalid TOML: {e}"

@@ -98,12 +98,13 @@ class FileRecords:
 
     def __init__(self, path: str, filesystem: pafs.FileSystem | None = None, *,
                  chunk_bytes: int = DEFAULT_CHUNK_BYTES, max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES,
-                 limit: int | None = None):
+                 limit: int | None = None, size: int | None = None):
         require_positive(chunk_bytes=chunk_bytes, max_batch_bytes=max_batch_bytes)
         self.path = path
         # Kafka's FileRecords.slice(0, limit): the file seen as its first `limit` bytes (dump-log --max-bytes)
         self.limit = limit
         self.filesystem = filesystem
+        self.size = size  # the file's size as listed: an object store then opens it without a request
         self.chunk_bytes = chunk_bytes
         self.max_batch_bytes = max_batch_bytes
         self.valid_bytes = 0  # bytes of whole entries seen in the last pass (dump-log's validBytes)
@@ -115,7 +116,7 @@ class FileRecords:
         than the copy from the page cache); a buffer is reused only once nothing refers to its previous
         chunk's bytes any more, so a chunk stays valid as long as it is referenced.
         """
-        with open_read(self.path, self.filesystem) as f:
+        with open_read(self.path, self.filesystem, size=self.size) as f:
             size = f.size() if self.limit is None else min(f.size(), self.limit)
             end = size if end is None else min(end, size)
             pos = start

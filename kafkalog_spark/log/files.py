@@ -16,6 +16,7 @@ from contextlib import contextmanager
 import pyarrow.fs as pafs
 
 from ..findings import Finding, Severity
+from . import object_stores
 
 _GLOB = set("*?[")
 
@@ -95,10 +96,14 @@ def _glob(pattern: str, filesystem: pafs.FileSystem | None, findings: list[Findi
 
 
 def resolve(path: str, filesystem: pafs.FileSystem | None = None) -> tuple[pafs.FileSystem, str]:
-    """Return (filesystem, path inside it) for a local path or a URI such as ``s3://bucket/dir``."""
+    """Return (filesystem, path inside it) for a local path or a URI such as ``s3://bucket/dir`` (object stores:
+    :mod:`.object_stores`; other schemes as pyarrow opens them). A given ``filesystem`` is used as it is, with a
+    store URI's path inside it."""
+    path = normalize_path(path)
+    if object_stores.is_object_store(path):
+        return (filesystem, object_stores.split(path)[2]) if filesystem is not None else object_stores.resolve(path)
     if filesystem is not None:
         return filesystem, path
-    path = normalize_path(path)
     if "://" in path:
         return pafs.FileSystem.from_uri(path)
     return pafs.LocalFileSystem(), path
@@ -128,22 +133,29 @@ def not_regular_detail(fs: pafs.FileSystem, inner: str, info: pafs.FileInfo) -> 
     return f"not a regular file ({what}); not opened"
 
 
-def check_regular(fs: pafs.FileSystem, inner: str, path: str) -> None:
-    """Raise FileNotFoundError, or NotRegularFileError, unless ``inner`` is a regular file (one stat)."""
+def check_regular(fs: pafs.FileSystem, inner: str, path: str) -> pafs.FileInfo:
+    """``inner``'s FileInfo; FileNotFoundError, or NotRegularFileError, unless it is a regular file (one stat)."""
     info = fs.get_file_info(inner)
     if info.type == pafs.FileType.NotFound:
         raise FileNotFoundError(errno.ENOENT, "no such file", path)
     if info.type != pafs.FileType.File:
         raise NotRegularFileError(errno.EINVAL, not_regular_detail(fs, inner, info), path)
+    return info
 
 
 @contextmanager
-def open_read(path: str, filesystem: pafs.FileSystem | None = None) -> Iterator[pafs.NativeFile]:
+def open_read(path: str, filesystem: pafs.FileSystem | None = None, *,
+              size: int | None = None) -> Iterator[pafs.NativeFile]:
     """Open a regular file for random-access reading (``read_at``, ``size``); anything else raises
-    (:func:`check_regular`) before it is opened."""
+    (:func:`check_regular`) before it is opened. In an object store, a file whose ``size`` a listing gave opens
+    without a request (a store holds no FIFOs or devices to refuse)."""
     fs, inner = resolve(path, filesystem)
-    check_regular(fs, inner, path)
-    f = fs.open_input_file(inner)
+    if size is None and object_stores.is_store_filesystem(fs):
+        size = check_regular(fs, inner, path).size  # from the listing this process keeps, if it has it
+    f = object_stores.open_sized(fs, inner, size) if size is not None else None
+    if f is None:
+        check_regular(fs, inner, path)
+        f = fs.open_input_file(inner)
     try:
         yield f
     finally:

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 import pyarrow.fs as pafs
 
 from ..findings import Finding, KafkaLogError
+from . import object_stores
 from .checkpoints import LEADER_EPOCH_CHECKPOINT, META_PROPERTIES, PARTITION_METADATA, MetaProperties
 from .files import expand_paths, not_regular_detail, os_error_detail, resolve
 from .quorum_state import QUORUM_STATE
@@ -132,6 +133,7 @@ class PartitionLog:
     unknown_files: list[str] = field(default_factory=list)
     kraft_snapshots: list[KRaftSnapshot] = field(default_factory=list)  # by end offset; the metadata log only
     findings: list[Finding] = field(default_factory=list)  # the listing's: an unlistable dir, special files
+    file_sizes: dict[str, int] = field(default_factory=dict)  # every regular file's size, by name, as listed
 
     @property
     def topic(self) -> str:
@@ -173,6 +175,7 @@ def list_partition(path: str, filesystem: pafs.FileSystem | None = None,
                 log.findings.append(Finding(full, -1, "unreadable_file",
                                             not_regular_detail(fs, f"{inner.rstrip('/')}/{name}", info)))
             continue
+        log.file_sizes[name] = info.size
         m = _SEGMENT_FILE.match(name)
         if m is None:
             mtime_ms = None if info.mtime_ns is None else info.mtime_ns // 1_000_000
@@ -200,6 +203,8 @@ def list_partition(path: str, filesystem: pafs.FileSystem | None = None,
     if log.segments:
         log.segments[-1].is_active = True  # the segment with the largest base offset
     log.snapshots = dict(sorted(log.snapshots.items()))
+    log.temp_files.sort(key=lambda t: (t.base_offset, t.suffix, t.temp))  # as listed: in no order on a local disk
+    log.unknown_files.sort()
     log.kraft_snapshots.sort(key=lambda s: (s.end_offset, s.epoch, s.state))
     return log
 
@@ -255,6 +260,7 @@ def list_log_dir(path: str, filesystem: pafs.FileSystem | None = None) -> LogDir
     """List a log dir and its partition dirs (read-only). Root files are read by name (checkpoints,
     meta.properties), and a root file that is no regular file is reported by its reader, not here."""
     fs, inner = resolve(path, filesystem)
+    object_stores.prefetch_listing(fs, inner)  # a store's partition dirs then list without a request each
     partitions, files = [], {}
     findings: list[Finding] = []
     for info in sorted(_listing(fs, inner, path, findings), key=lambda i: i.base_name):

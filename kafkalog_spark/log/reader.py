@@ -37,10 +37,11 @@ def iter_segment(path: str, view: str = "records", findings: list[Finding] | Non
                  topic: str | None = None, partition: int | None = None,
                  chunk_bytes: int = DEFAULT_CHUNK_BYTES,
                  max_decompressed: int = DEFAULT_MAX_DECOMPRESSED, control_only: bool = False,
-                 sizes: BatchBytes | None = None) -> Iterator[pa.RecordBatch]:
+                 sizes: BatchBytes | None = None, file_size: int | None = None) -> Iterator[pa.RecordBatch]:
     """Arrow batches of one `.log` file's (or KRaft snapshot's) ``view``, for entries starting in [start, end).
     The records view only: ``control_only`` decodes the control batches alone, ``sizes`` adds up the batches'
-    bytes on disk and uncompressed (:class:`~kafkalog_spark.format.records.BatchBytes`)."""
+    bytes on disk and uncompressed (:class:`~kafkalog_spark.format.records.BatchBytes`). ``file_size``, the size
+    a listing gave, spares an object store the request for it."""
     if view not in VIEWS:
         raise ValueError(f"unknown view {view!r}: expected one of {sorted(VIEWS)}")
     findings = [] if findings is None else findings
@@ -52,7 +53,7 @@ def iter_segment(path: str, view: str = "records", findings: list[Finding] | Non
                          snapshot.end_offset if snapshot else None, snapshot.epoch if snapshot else None)
     require_positive(max_decompressed=max_decompressed)
     fs, inner = resolve(path, filesystem)
-    records = FileRecords(inner, fs, chunk_bytes=chunk_bytes)
+    records = FileRecords(inner, fs, chunk_bytes=chunk_bytes, size=file_size)
     records.path = path
     try:  # FileRecords opens regular files only: a FIFO, socket or directory raises, never blocks
         for chunk in records.chunks(findings, start, end):

@@ -17,6 +17,7 @@ from pathlib import Path
 from ..config import ConfigError, TopicConfigs
 from ..delta import IDENTIFIER, MANIFEST, RUNS, TableLocation, check_name, check_snapshot_id
 from ..kafka_versions import LATEST, KafkaVersion, parse_kafka_version
+from ..log.object_stores import StoreOptions
 from ..source.options import parse_size
 from .pipeline import TABLES
 
@@ -34,6 +35,7 @@ class NightlyConfig:
     kafka_version: KafkaVersion = LATEST  # whose config keys, defaults and ranges (and cleaner) apply
     what_if: tuple[str, ...] = ()  # key=value configs the retention forecast also runs under, side by side
     report: str | None = None  # where to write the HTML report of the snapshot (None: no report)
+    store: StoreOptions = field(default_factory=StoreOptions)  # log dirs in object stores: endpoint, region, ...
 
     def __post_init__(self) -> None:
         """Refuse a bad snapshot id or table name however the configuration was made (TOML, CLI, the Python API,
@@ -89,13 +91,15 @@ class NightlyConfig:
             kafka_version=_kafka_version(cfg.get("kafka_version")),
             what_if=tuple(_strings(cfg, "configs", "what_if")),
             report=rel(_value(report, "report", "path", str) or None),
+            store=StoreOptions(_value(inp, "input", "store_endpoint", str), _value(inp, "input", "store_region", str),
+                               _value(inp, "input", "store_anonymous", bool, False)),
         )
         return replace(config, **{k: v for k, v in overrides.items() if v is not None})
 
 
 # The TOML file's sections and their keys: anything else is a typo, which would otherwise be ignored in silence.
 _FILE_KEYS = {
-    "input": ("log_dirs", "include_internal", "max_split_bytes"),
+    "input": ("log_dirs", "include_internal", "max_split_bytes", "store_endpoint", "store_region", "store_anonymous"),
     "output": ("warehouse", "catalog", "schema"),
     "configs": ("kafka_version", "broker_properties", "topic_overrides", "what_if"),
     "snapshot": ("id",),

@@ -26,6 +26,7 @@ from ..delta import (
     run_rows,
 )
 from ..log.files import expand_paths
+from ..log.object_stores import configure
 from .config import NightlyConfig, topic_configs, what_if_configs
 from .pipeline import CLUSTER_TABLES, DIR_TABLES, TABLES, analysed, cluster_tables
 
@@ -49,6 +50,7 @@ def run(spark: SparkSession, config: NightlyConfig, now: Callable[[], dt.datetim
     names = [config.table_names[name] for name in TABLES]
     done = after_commit or (lambda _: None)
     run_id = new_run_id()
+    configure(config.store)  # log dirs in an object store: listed here, read by the tasks with these options
     configs = topic_configs(config)  # a bad config file or value fails here, before any work
     alternative = what_if_configs(config, configs)
     log_dirs = expand_paths(config.log_dirs)  # globs and file:/dbfs:/Volumes URIs, as the readers take them

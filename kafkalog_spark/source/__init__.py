@@ -6,6 +6,7 @@ from collections.abc import Iterable, Sequence
 
 from pyspark.sql import DataFrame, SparkSession
 
+from ..log import object_stores
 from .datasource import KafkaLogDataSource
 
 PUSHDOWN_CONF = "spark.sql.python.filterPushdown.enabled"
@@ -54,7 +55,8 @@ def read_views(spark: SparkSession, paths: str | Sequence[str], views: Iterable[
     left out. The metadata log's KRaft snapshots stay listed (segments view) but their batches and records
     are left out unless ``kraftSnapshots`` says otherwise: they restate the log, not add to it."""
     paths = [paths] if isinstance(paths, str) else list(paths)
-    opts = {"includeInternal": "true"} | {k: str(v) for k, v in options.items() if v is not None}
+    stores = object_stores.configured().to_options()  # the process's, unless the call says otherwise
+    opts = {"includeInternal": "true"} | stores | {k: str(v) for k, v in options.items() if v is not None}
     decoded = {"kraftSnapshots": "false"}
     return {v: spark.read.format("kafkalog").options(**(decoded | opts if v in DECODED_VIEWS else opts))
             .option("view", v).load(paths) for v in views}

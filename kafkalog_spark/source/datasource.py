@@ -21,7 +21,8 @@ from .options import SEGMENT_VIEWS, VIEW_TOPICS, SourceOptions
 
 @dataclass
 class SegmentGroup(InputPartition):
-    """One Spark task: a few segment splits (records/batches views) or partition dirs (other views), and the
+    """One Spark task: a few segment splits (records/batches views) or listed partition dirs (other views:
+    :class:`~kafkalog_spark.log.log_dir.PartitionLog`), and the
     problems the driver's listing found (:class:`~.planning.ListingProblem`), made rows by the first task."""
 
     splits: list
@@ -31,7 +32,8 @@ class SegmentGroup(InputPartition):
 
 class KafkaLogDataSource(DataSource):
     """Reads Kafka broker log directories. Options: view, topics, topicPattern, includeInternal,
-    isolation (read_uncommitted|read_committed), mode (PERMISSIVE|FAILFAST), maxSplitBytes."""
+    isolation (read_uncommitted|read_committed), mode (PERMISSIVE|FAILFAST), maxSplitBytes; for object stores
+    storeEndpoint, storeRegion, storeAnonymous."""
 
     @classmethod
     def name(cls) -> str:
@@ -73,9 +75,12 @@ class KafkaLogReader(DataSourceReader):
                 self.pushdown.predicates.append(predicate)
 
     def partitions(self) -> Sequence[InputPartition]:
+        from ..log.object_stores import configure, fresh_listings
         from .planning import group_splits, plan_partition_dirs, plan_splits
 
         opts = self.options
+        configure(opts.store)
+        fresh_listings()
         problems: list = []
         if opts.view in SEGMENT_VIEWS:
             splits = plan_splits(opts, self.pushdown, problems=problems)
@@ -89,6 +94,9 @@ class KafkaLogReader(DataSourceReader):
         return parts
 
     def read(self, partition: SegmentGroup) -> Iterator:
+        from ..log.object_stores import configure, fresh_listings
         from .task_reader import read_group
 
+        configure(self.options.store)  # this worker's stores, opened as the driver's were
+        fresh_listings()
         yield from read_group(partition, self.options, self.pushdown, self.schema)

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+from ..log.object_stores import StoreOptions
 
 INTERNAL_TOPICS = ("__consumer_offsets", "__transaction_state", "__cluster_metadata", "__share_group_state")
 # The state views of the internal topics (kafkalog_spark.state), each reading only its topic's partition dirs.
@@ -61,6 +63,7 @@ class SourceOptions:
     pushdown: bool = True  # false: hand every filter back to Spark (for comparisons and debugging)
     kraft_snapshots: bool = True  # list and decode the metadata log's KRaft snapshots (`.checkpoint`) too
     decode_internal: bool = False  # records view: add the decoded form of the internal topics' records
+    store: StoreOptions = field(default_factory=StoreOptions)  # object stores: endpoint, region, anonymous
 
     @classmethod
     def parse(cls, options: dict[str, str]) -> SourceOptions:
@@ -94,6 +97,7 @@ class SourceOptions:
             open_cost_bytes=_size(o, "openCostBytes", "4m"),
             chunk_bytes=_size(o, "chunkBytes", "8m"),
             max_decompressed_bytes=_size(o, "maxDecompressedBytes", "256m"),
+            store=StoreOptions.from_options(o),
         )
 
     def wants_topic(self, topic: str) -> bool:

@@ -32,6 +32,7 @@ class SegmentSplit:
     end: int | None
     size: int  # bytes this split covers, for grouping
     aborted: tuple[tuple[int, int, int], ...] = ()  # (producerId, firstOffset, lastOffset) of the partition
+    file_size: int | None = None  # the file's size as listed (an object store then opens it without a request)
 
 
 @dataclass(frozen=True)
@@ -205,10 +206,10 @@ def plan_splits(opts: SourceOptions, pushdown: Pushdown, filesystem=None,
             points = split_points(seg, opts.max_split_bytes, start, filesystem)
             for a, b in zip(points, [*points[1:], None], strict=True):
                 splits.append(SegmentSplit(seg.log, log.topic, log.partition, seg.base_offset, a, b,
-                                           (b if b is not None else seg.log_size) - a, aborted))
+                                           (b if b is not None else seg.log_size) - a, aborted, seg.log_size))
         if opts.kraft_snapshots and pushdown.accepts("segmentBaseOffset", None):
             # Snapshots are small (the metadata state, not its history) and hold no transactions.
-            splits += [SegmentSplit(s.path, log.topic, log.partition, None, 0, None, s.size)
+            splits += [SegmentSplit(s.path, log.topic, log.partition, None, 0, None, s.size, (), s.size)
                        for s in log.kraft_snapshots if s.state == "snapshot"]
     if problems is not None:
         problems += _log_dir_problems(log_dir_findings)
@@ -216,14 +217,16 @@ def plan_splits(opts: SourceOptions, pushdown: Pushdown, filesystem=None,
 
 
 def plan_partition_dirs(opts: SourceOptions, pushdown: Pushdown, filesystem=None,
-                        problems: list[ListingProblem] | None = None) -> list[str]:
-    """The partition dirs the views that read no `.log` list on the executors (which then see each partition
-    dir's own listing problems); the log dirs' listing problems go to ``problems``."""
+                        problems: list[ListingProblem] | None = None) -> list[PartitionLog]:
+    """The partition dirs, as listed, that the views that read no `.log` read on the executors (each partition
+    dir's listing problems travel with it); the log dirs' listing problems go to ``problems``. The executors take
+    this listing rather than list again: every view of one plan sees the same files, and an object store is
+    listed once."""
     log_dir_findings: list[Finding] = []
     logs = select_partitions(opts, pushdown, filesystem, log_dir_findings)
     if problems is not None:
         problems += _log_dir_problems(log_dir_findings)
-    return [log.path for log in logs]
+    return logs
 
 
 def group_splits(splits: list[SegmentSplit], max_bytes: int, open_cost: int) -> list[list[SegmentSplit]]:

@@ -60,7 +60,7 @@ def _segment_batches(split, opts: SourceOptions, findings: list[Finding], **kwar
     view = "batches" if opts.view == "batches" else "records"
     for batch in iter_segment(split.path, view, findings, start=split.start, end=split.end, topic=split.topic,
                               partition=split.partition, chunk_bytes=opts.chunk_bytes,
-                              max_decompressed=opts.max_decompressed_bytes, **kwargs):
+                              max_decompressed=opts.max_decompressed_bytes, file_size=split.file_size, **kwargs):
         check_failfast(opts, findings)
         yield batch
 

@@ -143,13 +143,14 @@ def _partition_file_rows(log, findings: list[Finding], filesystem=None, checkpoi
 _ROWS = {"segments": _segment_rows, "index": _index_rows, "partition_files": _partition_file_rows}
 
 
-def read_partition_views(partition_dirs: list[str], opts, schema: pa.Schema) -> Iterator[pa.RecordBatch]:
+def read_partition_views(partition_logs: list, opts, schema: pa.Schema) -> Iterator[pa.RecordBatch]:
+    """The rows of a view that reads partition dirs (not `.log` files), from the driver's listing of them."""
     from ..log.checkpoints import read_root_checkpoints
-    from ..log.log_dir import list_partition
+    from ..log.object_stores import remember_listing
 
     roots: dict[str, dict] = {}
-    for path in partition_dirs:
-        log = list_partition(path)
+    for log in partition_logs:
+        remember_listing(log.path, log.file_sizes)
         if not opts.kraft_snapshots:
             log.kraft_snapshots = []
         root = log.log_dir
