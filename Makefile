@@ -79,10 +79,10 @@ test-field: $(STAMP)
 test-long: $(STAMP) browser
 	$(PY) -m pytest -m long tests/test_report.py
 
-# The commands and the nightly job over an S3-compatible server on loopback (moto's, behind a counting proxy),
+# The nightly job and the commands over an S3-compatible server on loopback (moto's, behind a counting proxy),
 # against the same over the local copies (minutes); the source's views over it are in make test.
 test-stores: $(STAMP)
-	$(PY) -m pytest -m stores tests/test_object_store_spark.py
+	$(PY) -m pytest -m stores tests/test_object_store_spark.py tests/test_object_store_commands.py
 
 # Only the packaging test: builds the wheel, installs it with [spark] into a fresh venv and runs `kafkalog demo`
 # from an empty directory.

@@ -220,3 +220,28 @@ def test_wrong_credentials_are_one_line_without_the_secret(store, tmp_path: Path
     assert done.returncode == 2
     assert f"LOGDIR {uri('broker')}: access denied" in done.stderr and len(done.stderr.strip().splitlines()) == 1
     assert SECRET not in done.stdout + done.stderr
+
+
+def test_endpoint_region_and_anonymous_access_as_options(store, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No AWS variable at all: the endpoint, the region and anonymous access given as the source's options (the
+    CLI's --store-* options become these) read the bucket, which moto serves to anyone."""
+    s3, local = store
+    public = "public-corpus"  # a bucket anyone may list and read, as a public dataset's
+    admin = s3.client()
+    admin.create_bucket(Bucket=public, CreateBucketConfiguration={"LocationConstraint": "eu-west-3"}, ACL="public-read")
+    for p in sorted(local["legacy"].rglob("*")):
+        if p.is_file():
+            admin.put_object(Bucket=public, Key=f"legacy/data/{p.relative_to(local['legacy']).as_posix()}",
+                             Body=p.read_bytes(), ACL="public-read")
+    for name in ("AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_REGION"):
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    options = object_stores.StoreOptions(s3.endpoint, "eu-west-3", anonymous=True).to_options()
+    assert options == {"storeEndpoint": s3.endpoint, "storeRegion": "eu-west-3", "storeAnonymous": "true"}
+    m = s3.mark()
+    rows = view_rows(f"s3://{public}/legacy/data", "batches", **options)
+    same_rows(rows, view_rows(str(local["legacy"]), "batches"), f"s3://{public}/legacy/data", local["legacy"])
+    assert len(rows) > 0 and kinds(s3.requests(m))["GET"] > 0  # read through the endpoint the options named
+    done = kafkalog(s3, "--store-endpoint", "http://127.0.0.1:9", "stats", uri("legacy"),
+                    AWS_ENDPOINT_URL="", AWS_EC2_METADATA_DISABLED="true")
+    assert done.returncode == 2 and "LOGDIR s3://fleet/legacy/data: cannot read it" in done.stderr, done.stderr

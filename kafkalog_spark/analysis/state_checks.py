@@ -20,9 +20,12 @@ STATE_VIEWS = {"consumer_positions": "consumer_offsets", "open_transactions": "t
 STATE_TABLES = tuple(STATE_VIEWS)
 SCHEMAS = {"consumer_positions": CONSUMER_POSITIONS, "open_transactions": OPEN_TRANSACTIONS,
            "catalog_checks": CATALOG_CHECKS}
-ORDER = {"consumer_positions": ("group", "topic", "partition"),
-         "open_transactions": ("topic", "partition", "firstOffset"),
-         "catalog_checks": ("topic", "partition", "dir")}
+# Each table's order when printed: replicas and other clusters' partitions of the same name (the files say whose) last,
+# so that the order never depends on how Spark ran the query.
+ORDER = {"consumer_positions": ("group", "topic", "partition", "offsetsFile", "recordOffset"),
+         "open_transactions": ("topic", "partition", "firstOffset", "logFile", "producerId"),
+         "catalog_checks": ("topic", "partition", "dir", "logDir")}
+FINDINGS_ORDER = ("logDir", "topic", "partition", "baseOffset", "file", "position", "check")
 
 
 def state_table(name: str, view: DataFrame, log_offsets: DataFrame | None, partition_dirs: DataFrame | None,

@@ -45,7 +45,7 @@ def _analyse(spark, table: str, log_dirs: list[str], configs, now_ms: int, views
     from ..analysis.catalog_checks import partition_dirs
     from ..analysis.index_validation import log_dirs_of
     from ..analysis.log_offsets import log_offsets
-    from ..analysis.state_checks import ORDER, STATE_VIEWS, state_table
+    from ..analysis.state_checks import FINDINGS_ORDER, ORDER, STATE_VIEWS, state_table
 
     offsets = dirs = None
     if table == "catalog_checks":
@@ -54,7 +54,7 @@ def _analyse(spark, table: str, log_dirs: list[str], configs, now_ms: int, views
         offsets = log_offsets(views["records"], views["batches"], views["segments"], views["partition_files"],
                               configs, now_ms)
     rows, findings = state_table(table, views[STATE_VIEWS[table]], offsets, dirs, now_ms)
-    return rows.orderBy(*ORDER[table]), findings
+    return rows.orderBy(*ORDER[table]), findings.orderBy(*FINDINGS_ORDER)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -14,6 +14,7 @@ Everything here only lists and reads: no call writes, renames or deletes in a st
 
 from __future__ import annotations
 
+import importlib
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -36,7 +37,7 @@ _ENVIRONMENT = ("AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3", "AWS_REGION", "AWS_DE
                 "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "STORAGE_EMULATOR_HOST",
                 "GOOGLE_APPLICATION_CREDENTIALS", "AZURE_STORAGE_CONNECTION_STRING", "AZURE_STORAGE_ACCOUNT_KEY")
 # Throttling (503 SlowDown) and dropped connections are retried with the SDK's exponential backoff and jitter.
-MAX_ATTEMPTS = 8
+MAX_ATTEMPTS = 5
 CONNECT_TIMEOUT_S = 10
 READ_TIMEOUT_S = 60
 
@@ -121,7 +122,7 @@ def _filesystem(protocol: str, account: str, options: StoreOptions, env: tuple) 
 def _fsspec(protocol: str, account: str, options: StoreOptions):
     package = next(p for proto, p in SCHEMES.values() if proto == protocol)
     try:
-        module = __import__(package)
+        module = importlib.import_module(package)
     except ImportError:
         raise ObjectStoreError(f"reading {protocol} URIs needs the {package} package: "
                                f"pip install 'kafkalog-spark[{EXTRAS[package]}]'") from None
@@ -250,15 +251,20 @@ def fresh_listings() -> None:
         fs.handler.fs.invalidate_cache()
 
 
-def prefetch_listing(fs: pafs.FileSystem, inner: str) -> None:
-    """List everything under a store's ``inner`` in one paginated request (no delimiter: 1,000 keys a request),
-    so the listings of its directories that follow are answered from it; nothing for other filesystems."""
+def prefetch_listing(fs: pafs.FileSystem, inner: str, *, recursive: bool = True) -> None:
+    """List a store's ``inner`` (everything under it, in one paginated request with no delimiter: 1,000 keys a
+    request), so that the listings of its directories and the opens of its files that follow are answered from
+    it; nothing for other filesystems. A failure is left to the listing or the read that follows to report."""
     handler = getattr(fs, "handler", None)
     if isinstance(handler, ObjectStoreHandler):
         try:
-            handler.fs.find(inner, withdirs=True, detail=True)
+            with store_errors():
+                if recursive:
+                    handler.fs.find(inner, withdirs=True, detail=True)
+                else:
+                    handler.fs.ls(inner, detail=True)
         except OSError:
-            pass  # the listing that follows reports it
+            pass
 
 
 def is_store_filesystem(fs: pafs.FileSystem) -> bool:

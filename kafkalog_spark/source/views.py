@@ -146,7 +146,8 @@ _ROWS = {"segments": _segment_rows, "index": _index_rows, "partition_files": _pa
 def read_partition_views(partition_logs: list, opts, schema: pa.Schema) -> Iterator[pa.RecordBatch]:
     """The rows of a view that reads partition dirs (not `.log` files), from the driver's listing of them."""
     from ..log.checkpoints import read_root_checkpoints
-    from ..log.object_stores import remember_listing
+    from ..log.files import resolve
+    from ..log.object_stores import prefetch_listing, remember_listing
 
     roots: dict[str, dict] = {}
     for log in partition_logs:
@@ -155,6 +156,7 @@ def read_partition_views(partition_logs: list, opts, schema: pa.Schema) -> Itera
             log.kraft_snapshots = []
         root = log.log_dir
         if opts.view == "partition_files" and root not in roots:
+            prefetch_listing(*resolve(root), recursive=False)  # in a store: one LIST, not a HEAD per checkpoint
             roots[root] = read_root_checkpoints(root)
         findings: list[Finding] = list(log.findings)  # a dir that cannot be listed, a FIFO named like a segment
         if opts.view in STATE_SCHEMAS:

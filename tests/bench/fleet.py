@@ -60,10 +60,10 @@ SETS = {s.name: s for s in (FleetSet("1m", 10**6, 1), FleetSet("100m", 100 * 10*
                             FleetSet("1g", 10**9, 200), FleetSet("4g", 4 * 10**9, 1000))}
 
 
-def ensure_set(fleet: FleetSet) -> dict:
+def ensure_set(fleet: FleetSet, segment_bytes: int = SEGMENT_BYTES) -> dict:
     """The set's log dir, generated on first use; returns what was written (records, batches, bytes)."""
     meta = fleet.log_dir.parent / "dataset.json"
-    settings = {"bytes": fleet.bytes, "partitions": fleet.partitions, "segment_bytes": SEGMENT_BYTES,
+    settings = {"bytes": fleet.bytes, "partitions": fleet.partitions, "segment_bytes": segment_bytes,
                 "batch_bytes": BATCH_BYTES, "codecs": CODECS, "generator": GENERATOR_VERSION}
     cached = json.loads(meta.read_text()) if meta.exists() else {}
     if cached.get("settings") == settings:
@@ -72,7 +72,7 @@ def ensure_set(fleet: FleetSet) -> dict:
     fleet.log_dir.mkdir(parents=True)
     print(f"generating fleet set {fleet.name} ({fleet.partitions} partitions) ...", file=sys.stderr, flush=True)
     out = subprocess.run(["java", "-Xmx1g", "-cp", kafka_classpath(), str(GENERATOR), "fleet", str(fleet.log_dir),
-                          str(fleet.partitions), str(fleet.bytes // fleet.partitions), str(SEGMENT_BYTES),
+                          str(fleet.partitions), str(fleet.bytes // fleet.partitions), str(segment_bytes),
                           str(BATCH_BYTES), "1", "fleet", CODECS], capture_output=True, text=True, check=True).stdout
     totals = {"records": 0, "batches": 0, "bytes": 0}
     for line in out.splitlines():
@@ -154,9 +154,9 @@ def _descendants(root: int) -> list[tuple[int, str]]:
     return out
 
 
-def run_job(job: str, log_dir: Path, workdir: Path) -> dict:
-    """One job in a fresh process, as a user runs it; its wall time and peak memory. ``report`` reads the tables
-    the nightly job wrote into ``workdir/../nightly``."""
+def run_job(job: str, log_dir: Path | str, workdir: Path, env: dict[str, str] | None = None) -> dict:
+    """One job in a fresh process, as a user runs it (in ``env``); its wall time and peak memory. ``report`` reads
+    the tables the nightly job wrote into ``workdir/../nightly``."""
     cli = [sys.executable, "-m", "kafkalog_spark.cli", "-q"]
     if job == "nightly":
         cmd = cli + ["nightly", "--log-dir", str(log_dir), "--warehouse", str(workdir / "warehouse")]
@@ -168,7 +168,7 @@ def run_job(job: str, log_dir: Path, workdir: Path) -> dict:
         cmd = cli + [command, str(log_dir), "--engine", engine or "spark"]
     started = time.monotonic()
     with open(workdir / f"{job}.out", "wb") as out, open(workdir / f"{job}.err", "wb") as err:
-        proc = subprocess.Popen(cmd, stdout=out, stderr=err, cwd=workdir)
+        proc = subprocess.Popen(cmd, stdout=out, stderr=err, cwd=workdir, env=env)
         memory = PeakMemory(proc.pid)
         code = proc.wait()
         peaks = memory.stop()
