@@ -80,7 +80,8 @@ test-long: $(STAMP) browser
 	$(PY) -m pytest -m long tests/test_report.py
 
 # The nightly job and the commands over an S3-compatible server on loopback (moto's, behind a counting proxy),
-# against the same over the local copies (minutes); the source's views over it are in make test.
+# against the same over the local copies (about 18 minutes); make test-integration runs the nightly job's part (about
+# 8), make test the source's views over it on every corpus.
 test-stores: $(STAMP)
 	$(PY) -m pytest -m stores tests/test_object_store_spark.py tests/test_object_store_commands.py
 
@@ -109,6 +110,7 @@ bench: $(STAMP)
 	$(PY) -m tests.bench.run
 	$(PY) -m tests.bench.spark_scan
 	$(PY) -m tests.bench.fleet --sets $(FLEET_SETS)
+	$(PY) -m tests.bench.object_store
 
 # Both corpora (data/samples: Kafka 3.9.2, data/samples-kafka4: 4.4.0), each with both versions' dump goldens.
 samples: $(STAMP)
