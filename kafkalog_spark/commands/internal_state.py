@@ -13,6 +13,7 @@ error), 2 usage error, 3 internal error.
 from __future__ import annotations
 
 import argparse
+from functools import reduce
 
 from .arguments import configs_of, parse_time
 from .output import add_config_arguments, iso_utc, print_json, print_table, progress
@@ -45,7 +46,7 @@ def _analyse(spark, table: str, log_dirs: list[str], configs, now_ms: int, views
     from ..analysis.catalog_checks import partition_dirs
     from ..analysis.index_validation import log_dirs_of
     from ..analysis.log_offsets import log_offsets
-    from ..analysis.state_checks import FINDINGS_ORDER, ORDER, STATE_VIEWS, state_table
+    from ..analysis.state_checks import STATE_VIEWS, state_table
 
     offsets = dirs = None
     if table == "catalog_checks":
@@ -54,7 +55,7 @@ def _analyse(spark, table: str, log_dirs: list[str], configs, now_ms: int, views
         offsets = log_offsets(views["records"], views["batches"], views["segments"], views["partition_files"],
                               configs, now_ms)
     rows, findings = state_table(table, views[STATE_VIEWS[table]], offsets, dirs, now_ms)
-    return rows.orderBy(*ORDER[table]), findings.orderBy(*FINDINGS_ORDER)
+    return rows, findings
 
 
 def run(args: argparse.Namespace) -> int:
@@ -62,6 +63,10 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from pyspark.sql import DataFrame
+
+    from ..analysis.state_checks import FINDINGS_ORDER, ORDER
+    from ..log.log_dir import group_by_cluster
     from ..source import read_views
 
     table = TABLES[args.command]
@@ -71,11 +76,15 @@ def _run(args: argparse.Namespace) -> int:
 
     def work(spark, checked) -> int:
         now_ms, configs = checked
-        views = read_views(spark, list(args.log_dirs), _views_needed(table))
         progress(f"{args.command} as of {iso_utc(now_ms)}")
 
         def analysed() -> tuple[list[dict], list[dict]]:
-            rows_df, findings = _analyse(spark, table, list(args.log_dirs), configs, now_ms, views)
+            # each cluster on its own, as the nightly job's cluster tables: an internal topic speaks of its own
+            # cluster's partitions, and two clusters' groups or topics of the same name are not one
+            parts = [_analyse(spark, table, dirs, configs, now_ms, read_views(spark, dirs, _views_needed(table)))
+                     for dirs in group_by_cluster(list(args.log_dirs)).values()]
+            rows_df = reduce(DataFrame.unionByName, (rows for rows, _ in parts)).orderBy(*ORDER[table])
+            findings = reduce(DataFrame.unionByName, (found for _, found in parts)).orderBy(*FINDINGS_ORDER)
             return [r.asDict(recursive=True) for r in rows_df.collect()], [r.asDict() for r in findings.collect()]
 
         rows, found = refused_as_usage(analysed)  # an analysis refusing its inputs: a usage mistake, one line
