@@ -26,7 +26,7 @@ def spark(tmp_path_factory: pytest.TempPathFactory):
 
 # The long suites' markers (pyproject.toml): `make test-integration` runs several of them in one pytest process
 # (one JVM), so each one's time is summed here from its tests' and printed at the end.
-SUITES = ("cluster", "clusters_nightly", "engines", "field", "kill", "long", "many_dirs", "packaging")
+SUITES = ("cluster", "clusters_nightly", "engines", "field", "kill", "long", "many_dirs", "packaging", "stores")
 _suite_times: dict[str, dict[str, float]] = {}
 
 
