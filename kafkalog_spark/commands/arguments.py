@@ -91,10 +91,10 @@ def _check_store_path(path: str, what: str, kind: str) -> str:
     fs, inner = object_stores.resolve(path)
     try:
         found = fs.get_file_info(inner).type
-    except PermissionError as e:
-        raise UsageError(f"{what} {path}: access denied ({_first_line(e)})") from None
+    except PermissionError as e:  # made one line, as every usage error, by runtime.usage_message
+        raise UsageError(f"{what} {path}: access denied ({e})") from None
     except OSError as e:  # the store's errors, as object_stores translates them (no credentials, a timeout)
-        raise UsageError(f"{what} {path}: cannot read it ({_first_line(e)})") from None
+        raise UsageError(f"{what} {path}: cannot read it ({e})") from None
     if found == pafs.FileType.NotFound:
         raise UsageError(f"{what} {path}: no such bucket, file or directory")
     if kind == "dir" and found != pafs.FileType.Directory:
@@ -102,10 +102,6 @@ def _check_store_path(path: str, what: str, kind: str) -> str:
     if kind != "dir" and found == pafs.FileType.Directory:
         raise UsageError(f"{what} {path}: is a directory, expected a file")
     return path
-
-
-def _first_line(e: BaseException) -> str:
-    return (str(e).strip().splitlines() or [""])[0][:300]
 
 
 def check_paths(paths: Iterable[str], what: str, kind: str = "file") -> list[str]:

@@ -150,10 +150,11 @@ def open_read(path: str, filesystem: pafs.FileSystem | None = None, *,
     (:func:`check_regular`) before it is opened. In an object store, a file whose ``size`` a listing gave opens
     without a request (a store holds no FIFOs or devices to refuse)."""
     fs, inner = resolve(path, filesystem)
-    if size is None and object_stores.is_store_filesystem(fs):
-        size = check_regular(fs, inner, path).size  # from the listing this process keeps, if it has it
-    f = object_stores.open_sized(fs, inner, size) if size is not None else None
-    if f is None:
+    if object_stores.is_store_filesystem(fs):
+        if size is None:
+            size = check_regular(fs, inner, path).size  # from the listing this process keeps, if it has it
+        f = object_stores.open_sized(fs, inner, size)
+    else:
         check_regular(fs, inner, path)
         f = fs.open_input_file(inner)
     try:

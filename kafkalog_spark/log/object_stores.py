@@ -255,14 +255,13 @@ def prefetch_listing(fs: pafs.FileSystem, inner: str, *, recursive: bool = True)
     """List a store's ``inner`` (everything under it, in one paginated request with no delimiter: 1,000 keys a
     request), so that the listings of its directories and the opens of its files that follow are answered from
     it; nothing for other filesystems. A failure is left to the listing or the read that follows to report."""
-    handler = getattr(fs, "handler", None)
-    if isinstance(handler, ObjectStoreHandler):
+    if is_store_filesystem(fs):
         try:
             with store_errors():
                 if recursive:
-                    handler.fs.find(inner, withdirs=True, detail=True)
+                    fs.handler.fs.find(inner, withdirs=True, detail=True)
                 else:
-                    handler.fs.ls(inner, detail=True)
+                    fs.handler.fs.ls(inner, detail=True)
         except OSError:
             pass
 
@@ -279,7 +278,6 @@ def remember_listing(path: str, sizes: dict[str, int]) -> None:
         fs.handler.remember_listing(inner, sizes)
 
 
-def open_sized(fs: pafs.FileSystem, inner: str, size: int) -> pa.NativeFile | None:
-    """``inner`` opened without asking the store its size, when ``fs`` is a store; None otherwise."""
-    handler = getattr(fs, "handler", None)
-    return handler.open_sized(inner, size) if isinstance(handler, ObjectStoreHandler) else None
+def open_sized(fs: pafs.FileSystem, inner: str, size: int) -> pa.NativeFile:
+    """``inner`` in the store ``fs`` (:func:`is_store_filesystem`), opened without asking the store its size."""
+    return fs.handler.open_sized(inner, size)
