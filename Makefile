@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 PYSPARKS       ?= 4.0 4.1 4.2
 COMPAT_PYTHONS ?= $(PYTHON)
 
-.PHONY: demo browser test test-integration test-cluster test-engines test-field test-long test-internal test-stores test-packaging lint bench samples samples-internal samples-tiered wheel compat dump-compare fuzz kill-matrix many-dirs clean
+.PHONY: demo browser test test-integration test-cluster test-engines test-field test-long test-internal test-stores test-packaging lint docs bench samples samples-internal samples-tiered wheel compat dump-compare fuzz kill-matrix many-dirs clean
 
 # [spark]: the package itself does not depend on Spark (a platform's own Spark must stay); a local run does.
 $(STAMP): pyproject.toml
@@ -15,7 +15,7 @@ $(STAMP): pyproject.toml
 	@command -v java >/dev/null || { echo "error: java not found (Java 17 is required by Spark)"; exit 1; }
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[spark,test,bench]'
+	$(PY) -m pip install -q -e '.[spark,test,bench,docs]'
 	touch $(STAMP)
 
 venv: $(STAMP)
@@ -92,6 +92,12 @@ test-packaging: $(STAMP)
 
 lint: $(STAMP)
 	$(PY) -m ruff check kafkalog_spark jobs tests
+
+# The documentation site (mkdocs.yml, docs/; the API reference from the docstrings) into the git-ignored site/,
+# with warnings as errors: a link between pages (or to a heading) that does not resolve fails the build.
+# NO_MKDOCS_2_WARNING: Material's banner about its end of life (May 2027; see docs/development.md), every build.
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict --site-dir site
 
 # The sdist and the wheel built from it, into dist/ (tests/test_packaging.py builds them the same way).
 wheel: $(STAMP)

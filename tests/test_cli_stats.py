@@ -60,7 +60,7 @@ def test_validate_passes_the_clean_corpus(spark, samples: Path, tmp_path: Path, 
     partitions = [p.name for p in (samples / "broker").iterdir() if p.is_dir()]
     assert len(partitions) == 21
     # the validation checks as the README's catalogue lists them (source `validate`)
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    readme = (Path(__file__).resolve().parents[1] / "docs" / "finding-kinds.md").read_text()
     assert checks == set(re.findall(r"(?m)^\| `(\w+)` \| \w+ \| validate \|", readme)) and len(checks) == 28
     assert per_partition == {(p, check) for p in partitions for check in checks}
     assert len(cases) == len(per_partition)

@@ -80,7 +80,7 @@ PREFIXES = {"index_": ".index", "timeindex_": ".timeindex", "txnindex_": ".txnin
 
 
 def test_the_catalogue_entries_are_complete() -> None:
-    readme = (ROOT / "README.md").read_text()
+    readme = (ROOT / "docs" / "finding-kinds.md").read_text()
     documented = {name: (severity, source, meaning) for name, severity, source, meaning in re.findall(
         r"(?m)^\| `([a-z0-9_]+)` \| (error|warning|info) \| ([^|]+?) \| (.+) \|$", readme)}
     # the README's table (what users read) gives every entry's severity, source and meaning, and no other entry
@@ -94,14 +94,14 @@ def test_the_catalogue_entries_are_complete() -> None:
 
 
 def test_the_readme_prints_the_catalogue() -> None:
-    assert markdown_table() in (ROOT / "README.md").read_text()
+    assert markdown_table() in (ROOT / "docs" / "finding-kinds.md").read_text()
 
 
 def test_readme_prints_which_kinds_fail_the_gate_at_each_level() -> None:
     from kafkalog_spark.finding_kinds import gate_table
 
     table = gate_table()
-    assert table in (ROOT / "README.md").read_text()
+    assert table in (ROOT / "docs" / "finding-kinds.md").read_text()
     rows = table.splitlines()[2:]
     assert len(rows) == 3
     for row, level in zip(rows, (Severity.ERROR, Severity.WARNING, Severity.INFO), strict=True):
