@@ -13,7 +13,6 @@ error), 2 usage error, 3 internal error.
 from __future__ import annotations
 
 import argparse
-from functools import reduce
 
 from .arguments import configs_of, parse_time
 from .output import add_config_arguments, iso_utc, print_json, print_table, progress
@@ -33,29 +32,17 @@ COLUMNS = {
 # command -> its table (kafkalog_spark.analysis.state_checks)
 TABLES = {"consumer-positions": "consumer_positions", "open-transactions": "open_transactions",
           "catalog-checks": "catalog_checks"}
-_DATA_VIEWS = ["records", "batches", "segments", "partition_files"]
+_DATA_VIEWS = ["records", "batches", "segments"]  # and partition_files: the data partitions' log_offsets
 
 
-def _views_needed(table: str) -> list[str]:
-    from ..analysis.state_checks import STATE_VIEWS
-
-    return (["partition_files"] if table == "catalog_checks" else _DATA_VIEWS) + [STATE_VIEWS[table]]
-
-
-def _analyse(spark, table: str, log_dirs: list[str], configs, now_ms: int, views: dict):
-    from ..analysis.catalog_checks import partition_dirs
-    from ..analysis.index_validation import log_dirs_of
+def _log_offsets(configs, now_ms: int):
+    """log_offsets of one cluster's dirs, decoded from their data views."""
     from ..analysis.log_offsets import log_offsets
-    from ..analysis.state_checks import STATE_VIEWS, state_table
 
-    offsets = dirs = None
-    if table == "catalog_checks":
-        dirs = partition_dirs(spark, views["partition_files"], log_dirs_of(log_dirs))
-    else:
-        offsets = log_offsets(views["records"], views["batches"], views["segments"], views["partition_files"],
-                              configs, now_ms)
-    rows, findings = state_table(table, views[STATE_VIEWS[table]], offsets, dirs, now_ms)
-    return rows, findings
+    def of(_dirs: list[str], views: dict):
+        return log_offsets(views["records"], views["batches"], views["segments"], views["partition_files"],
+                           configs, now_ms)
+    return of
 
 
 def run(args: argparse.Namespace) -> int:
@@ -63,11 +50,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from pyspark.sql import DataFrame
-
     from ..analysis.state_checks import FINDINGS_ORDER, ORDER
-    from ..log.log_dir import group_by_cluster
-    from ..source import read_views
+    from ..nightly.pipeline import state_tables_by_cluster
 
     table = TABLES[args.command]
 
@@ -79,13 +63,13 @@ def _run(args: argparse.Namespace) -> int:
         progress(f"{args.command} as of {iso_utc(now_ms)}")
 
         def analysed() -> tuple[list[dict], list[dict]]:
-            # each cluster on its own, as the nightly job's cluster tables: an internal topic speaks of its own
-            # cluster's partitions, and two clusters' groups or topics of the same name are not one
-            parts = [_analyse(spark, table, dirs, configs, now_ms, read_views(spark, dirs, _views_needed(table)))
-                     for dirs in group_by_cluster(list(args.log_dirs)).values()]
-            rows_df = reduce(DataFrame.unionByName, (rows for rows, _ in parts)).orderBy(*ORDER[table])
-            findings = reduce(DataFrame.unionByName, (found for _, found in parts)).orderBy(*FINDINGS_ORDER)
-            return [r.asDict(recursive=True) for r in rows_df.collect()], [r.asDict() for r in findings.collect()]
+            # each cluster on its own, as the nightly job's cluster tables (the rows printed without clusterId)
+            data = [] if table == "catalog_checks" else _DATA_VIEWS
+            rows, findings = state_tables_by_cluster(spark, args.log_dirs, [table], now_ms,
+                                                     _log_offsets(configs, now_ms), data)[table]
+            rows = rows.drop("clusterId").orderBy(*ORDER[table])
+            return ([r.asDict(recursive=True) for r in rows.collect()],
+                    [r.asDict() for r in findings.orderBy(*FINDINGS_ORDER).collect()])
 
         rows, found = refused_as_usage(analysed)  # an analysis refusing its inputs: a usage mistake, one line
         if args.json:

@@ -29,9 +29,13 @@ def load_config_file(path: str, overrides: dict):
     from ..nightly import NightlyConfig
 
     check_path(path, "--config")
+    from ..nightly.config import SNAPSHOT_ID
+
     try:
         return NightlyConfig.load(path, **overrides)
     except ConfigError as e:  # names the section and key (the file's own name is said once, here)
+        if e.key == SNAPSHOT_ID:
+            raise  # --snapshot-id's, not the file's
         message = str(e).removeprefix(f"{path}: ")
         hint = "; or give --warehouse or --schema" if e.key == "[output]" else ""
         raise UsageError(f"--config {path}: {message}{hint}") from e
@@ -46,27 +50,25 @@ def _store_options(args: argparse.Namespace) -> StoreOptions | None:
 
 def load_config(args: argparse.Namespace):
     """The :class:`~kafkalog_spark.nightly.NightlyConfig` that ``args`` describe, every part of it checked."""
-    from ..delta import check_snapshot_id
+    from ..config import ConfigError
     from ..nightly import NightlyConfig
+    from ..nightly.config import SNAPSHOT_ID
 
     location = _location(args)
-    if args.snapshot_id is not None:
-        try:
-            check_snapshot_id(args.snapshot_id)
-        except ValueError as e:
-            raise UsageError(f"--snapshot-id: {e}") from e
     overrides = {"snapshot_id": args.snapshot_id, "location": location,
                  "log_dirs": tuple(args.log_dirs) if args.log_dirs else None,
                  "kafka_version": getattr(args, "kafka_version", None),  # None: the file's, else the newest
                  "report": getattr(args, "report", None),
                  "what_if": tuple(args.what_if) if getattr(args, "what_if", None) else None,
                  "store": _store_options(args)}
-    if args.config:
-        config = load_config_file(args.config, overrides)
-    elif location is None:
+    if not args.config and location is None:
         raise UsageError("--warehouse or --schema is required (or give --config FILE)")
-    else:
-        config = NightlyConfig.load(None, **overrides)
+    try:
+        config = load_config_file(args.config, overrides) if args.config else NightlyConfig.load(None, **overrides)
+    except ConfigError as e:  # the options' own mistakes (the file's are usage errors naming it)
+        if e.key == SNAPSHOT_ID:
+            raise UsageError(f"--snapshot-id: {e}") from e
+        raise
     if not config.log_dirs:
         raise UsageError("--log-dir is required" + (f" ({args.config} has no [input] log_dirs)" if args.config else ""))
     configure(config.store)  # before the log dirs in a store are checked

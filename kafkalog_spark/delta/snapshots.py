@@ -52,17 +52,23 @@ def _load(spark: SparkSession, where: TableLocation, table: str) -> DataFrame:
     return spark.read.format("delta").load(where.name(table)) if where.by_path else spark.table(where.name(table))
 
 
-def _exists(spark: SparkSession, where: TableLocation, table: str) -> bool:
-    """Whether the table exists, asked through the DataFrame API only (no JVM handle: works over Spark Connect)."""
+def _loaded(spark: SparkSession, where: TableLocation, table: str) -> DataFrame | None:
+    """The table, or None when it does not exist; asked through the DataFrame API only (no JVM handle: works
+    over Spark Connect), and analysed once: the caller reads the DataFrame it got."""
     if not where.by_path:
-        return spark.catalog.tableExists(where.name(table))
+        return _load(spark, where, table) if spark.catalog.tableExists(where.name(table)) else None
     from pyspark.errors import AnalysisException
 
     try:
-        _load(spark, where, table).schema  # noqa: B018 - analysing it is the question
+        df = _load(spark, where, table)
+        df.schema  # noqa: B018 - analysing it is the question
     except AnalysisException:
-        return False
-    return True
+        return None
+    return df
+
+
+def _exists(spark: SparkSession, where: TableLocation, table: str) -> bool:
+    return _loaded(spark, where, table) is not None
 
 
 def _save(df: DataFrame, where: TableLocation, table: str, mode: str, **options: str) -> None:
@@ -106,7 +112,7 @@ def _runs_found(spark: SparkSession, where: TableLocation, tables: Sequence[str]
     """Every run with rows in ``tables`` (those that exist), as rows of ``runs``: one query, partition values only."""
     found = spark.createDataFrame([], RUNS_SCHEMA)
     for table in tables:
-        if _exists(spark, where, table) and RUN_COLUMN in (df := _load(spark, where, table)).columns:
+        if (df := _loaded(spark, where, table)) is not None and RUN_COLUMN in df.columns:
             runs = df.where(F.col(RUN_COLUMN).isNotNull()).select("snapshotId", RUN_COLUMN, "snapshotTime",
                                                                   F.lit(None).cast("timestamp").alias("startedTime"))
             found = found.unionByName(runs)
@@ -141,10 +147,10 @@ def commit(spark: SparkSession, where: TableLocation, snapshot_id: str, snapshot
 
 def committed(spark: SparkSession, where: TableLocation) -> DataFrame:
     """``snapshotId``, ``runId`` and ``snapshotTime`` of every committed snapshot: its latest committed run."""
-    if not _exists(spark, where, MANIFEST):
+    if (manifest := _loaded(spark, where, MANIFEST)) is None:
         return spark.createDataFrame([], MANIFEST_SCHEMA).select("snapshotId", RUN_COLUMN, "snapshotTime")
     latest = F.max_by(F.struct(RUN_COLUMN, "snapshotTime"), "committedTime")
-    return (_load(spark, where, MANIFEST).groupBy("snapshotId").agg(latest.alias("run"))
+    return (manifest.groupBy("snapshotId").agg(latest.alias("run"))
             .select("snapshotId", f"run.{RUN_COLUMN}", "run.snapshotTime"))
 
 
@@ -152,10 +158,10 @@ def snapshot_tables_written(spark: SparkSession, where: TableLocation, snapshot_
     """The tables the committed run of ``snapshot_id`` wrote (its manifest row's ``tables``; [] when it has
     none): a snapshot written before a table existed does not list it."""
     check_snapshot_id(snapshot_id)
-    if not _exists(spark, where, MANIFEST):
+    if (manifest := _loaded(spark, where, MANIFEST)) is None:
         return []
     runs = committed(spark, where).where(F.col("snapshotId") == snapshot_id).select("snapshotId", RUN_COLUMN)
-    rows = _load(spark, where, MANIFEST).join(runs, ["snapshotId", RUN_COLUMN], "left_semi").select("tables").collect()
+    rows = manifest.join(runs, ["snapshotId", RUN_COLUMN], "left_semi").select("tables").collect()
     return sorted({t for r in rows for t in (r.tables or [])})
 
 

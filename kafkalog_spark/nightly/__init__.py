@@ -18,11 +18,11 @@ from .pipeline import (
     analysed,
     cluster_tables,
     compute,
-    compute_cluster,
     read_cached_views,
+    state_tables_by_cluster,
     summary,
 )
 
 __all__ = ["CLUSTER_TABLES", "DIR_TABLES", "PARALLEL_WRITES", "TABLES", "VIEWS", "NightlyConfig", "analysed",
-           "check_identifier", "cluster_tables", "compute", "compute_cluster", "read_cached_views", "run",
-           "summary", "table_location", "topic_configs", "what_if_configs"]
+           "check_identifier", "cluster_tables", "compute", "read_cached_views", "run",
+           "state_tables_by_cluster", "summary", "table_location", "topic_configs", "what_if_configs"]

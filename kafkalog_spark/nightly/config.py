@@ -21,6 +21,8 @@ from ..log.object_stores import StoreOptions
 from ..source.options import parse_size
 from .pipeline import TABLES
 
+SNAPSHOT_ID = "snapshot_id"  # the field, and the key of the ConfigError a bad one raises
+
 
 @dataclass(frozen=True)
 class NightlyConfig:
@@ -40,8 +42,11 @@ class NightlyConfig:
     def __post_init__(self) -> None:
         """Refuse a bad snapshot id or table name however the configuration was made (TOML, CLI, the Python API,
         the notebook's widgets), before any work: both reach Delta."""
-        if self.snapshot_id is not None:
-            check_snapshot_id(self.snapshot_id)
+        if self.snapshot_id is not None:  # the one check of a configured snapshot id, however it was given
+            try:
+                check_snapshot_id(self.snapshot_id)
+            except ValueError as e:
+                raise ConfigError(str(e), key=SNAPSHOT_ID) from None
         names = [check_name(self.table_names.get(t, t), f"table name for {t}") for t in TABLES]
         if len(set(names)) < len(names) or {MANIFEST, RUNS} & set(names):
             raise ValueError(f"table names {names}: each table needs its own name, and {MANIFEST!r} (the manifest) "
@@ -74,12 +79,14 @@ class NightlyConfig:
                                          schema=schema)
             except ValueError as e:
                 raise ConfigError(f"[output]: {e}", key="[output]") from None
-        snapshot_id = _value(snap, "snapshot", "id", str) or None
-        if snapshot_id is not None:
-            _checked("[snapshot] id", check_snapshot_id, snapshot_id)
+        # an overriding snapshot id (--snapshot-id) replaces the file's, and is checked as itself (NightlyConfig)
+        snapshot_id = overrides.pop(SNAPSHOT_ID, None)
+        from_file = snapshot_id is None
+        if from_file:
+            snapshot_id = _value(snap, "snapshot", "id", str) or None
         max_split_bytes = str(_value(inp, "input", "max_split_bytes", (str, int), "128m"))
         _checked("[input] max_split_bytes", parse_size, max_split_bytes, "[input] max_split_bytes")
-        config = cls(
+        config = _labelled(from_file, lambda: cls(
             log_dirs=tuple(rel(p) for p in _paths(inp, "input", "log_dirs")),
             location=location,
             include_internal=_value(inp, "input", "include_internal", bool, True),
@@ -93,7 +100,7 @@ class NightlyConfig:
             report=rel(_value(report, "report", "path", str) or None),
             store=StoreOptions(_value(inp, "input", "store_endpoint", str), _value(inp, "input", "store_region", str),
                                _value(inp, "input", "store_anonymous", bool, False)),
-        )
+        ))
         return replace(config, **{k: v for k, v in overrides.items() if v is not None})
 
 
@@ -182,6 +189,16 @@ def _checked(key: str, check: Callable[..., object], *args: object) -> None:
     except ValueError as e:
         message = str(e)
         raise ConfigError(message if message.startswith(key) else f"{key}: {message}", key=key) from None
+
+
+def _labelled(from_file: bool, make: Callable[[], NightlyConfig]) -> NightlyConfig:
+    """``make()``; a bad snapshot id it refuses named as the file's key when it came from the file."""
+    try:
+        return make()
+    except ConfigError as e:
+        if from_file and e.key == SNAPSHOT_ID:
+            raise ConfigError(f"[snapshot] id: {e}", key="[snapshot] id") from None
+        raise
 
 
 def _kafka_version(value: object) -> KafkaVersion:

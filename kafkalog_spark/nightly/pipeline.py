@@ -6,7 +6,7 @@ Functions of DataFrames and configs, wiring the analyses (:mod:`kafkalog_spark.a
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from functools import reduce
 
@@ -91,40 +91,54 @@ def compute(spark: SparkSession, views: dict[str, DataFrame], configs: TopicConf
     }
 
 
-def compute_cluster(spark: SparkSession, log_dirs: Sequence[str], log_offsets: DataFrame, now_ms: int
-                    ) -> dict[str, DataFrame]:
-    """The :data:`CLUSTER_TABLES` of one cluster's ``log_dirs`` (all of its brokers' dirs that were read):
-    ``log_offsets``, the rows of the ``log_offsets`` table of those dirs, stands for the data partitions, so they
-    are not decoded again; the internal topics' views and the partition dirs are read here."""
+def state_tables_by_cluster(spark: SparkSession, log_dirs: Sequence[str], names: Sequence[str], now_ms: int,
+                            log_offsets_of: Callable[[list[str], dict[str, DataFrame]], DataFrame | None],
+                            data_views: Sequence[str] = ()) -> dict[str, tuple[DataFrame, DataFrame]]:
+    """The internal-state tables ``names`` (of :data:`CLUSTER_TABLES`) and their findings over ``log_dirs``, each
+    cluster's dirs (:func:`~kafkalog_spark.log.log_dir.group_by_cluster`) on their own, rows marked by a
+    ``clusterId`` column: an internal topic speaks of its own cluster's partitions, and two clusters' groups or
+    topics of the same name are not one. ``log_offsets_of(dirs, views)`` gives the rows of the ``log_offsets``
+    table of one cluster's ``dirs`` from its views (the internal topics', ``partition_files`` and
+    ``data_views``)."""
     from ..analysis.catalog_checks import partition_dirs
     from ..analysis.index_validation import log_dirs_of
     from ..analysis.state_checks import STATE_VIEWS, state_table
+    from ..log.log_dir import group_by_cluster
     from ..source import read_views as source_views
 
-    views = source_views(spark, log_dirs, ["partition_files", *STATE_VIEWS.values()])
-    dirs = partition_dirs(spark, views["partition_files"], log_dirs_of(log_dirs))
-    return {name: state_table(name, views[STATE_VIEWS[name]], log_offsets, dirs, now_ms)[0]
-            for name in CLUSTER_TABLES}
+    wanted = list(dict.fromkeys(["partition_files", *data_views, *(STATE_VIEWS[name] for name in names)]))
+    per_cluster: list[dict[str, tuple[DataFrame, DataFrame]]] = []
+    for cluster, dirs in group_by_cluster(list(log_dirs)).items():
+        views = source_views(spark, dirs, wanted)
+        offsets = log_offsets_of(dirs, views) if set(names) - {"catalog_checks"} else None
+        found = partition_dirs(spark, views["partition_files"], log_dirs_of(dirs)) if "catalog_checks" in names \
+            else None
+        marked = {}
+        for name in names:
+            rows, findings = state_table(name, views[STATE_VIEWS[name]], offsets, found, now_ms)
+            marked[name] = (rows.select(F.lit(cluster).cast("string").alias("clusterId"), "*"), findings)
+        per_cluster.append(marked)
+    return {name: (reduce(DataFrame.unionByName, (t[name][0] for t in per_cluster)),
+                   reduce(DataFrame.unionByName, (t[name][1] for t in per_cluster))) for name in names}
 
 
 def cluster_tables(spark: SparkSession, log_dirs: Sequence[str], log_offsets: DataFrame, now_ms: int,
                    include_internal: bool = True) -> dict[str, DataFrame]:
-    """The :data:`CLUSTER_TABLES` of ``log_dirs``, each cluster's (:func:`~kafkalog_spark.log.log_dir.
-    group_by_cluster`) computed on its own and marked by a ``clusterId`` column; empty without
-    ``include_internal`` (the internal topics are not to be read)."""
+    """The :data:`CLUSTER_TABLES` of ``log_dirs`` (:func:`state_tables_by_cluster`); ``log_offsets``, the rows of
+    the ``log_offsets`` table of those dirs, stands for the data partitions, so they are not decoded again. Empty
+    without ``include_internal`` (the internal topics are not to be read)."""
     from ..analysis.state_checks import SCHEMAS
-    from ..log.log_dir import containing_log_dir, group_by_cluster
+    from ..log.log_dir import containing_log_dir
 
     if not include_internal:
         return {name: spark.createDataFrame([], SCHEMAS[name]).select(F.lit(None).cast("string").alias("clusterId"),
                                                                      "*") for name in CLUSTER_TABLES}
-    per_cluster = []
-    for cluster, dirs in group_by_cluster(list(log_dirs)).items():
-        own = log_offsets.where(F.col("logDir").isin([containing_log_dir(d) for d in dirs]))
-        tables = compute_cluster(spark, dirs, own, now_ms)
-        per_cluster.append({name: df.select(F.lit(cluster).cast("string").alias("clusterId"), "*")
-                            for name, df in tables.items()})
-    return {name: reduce(DataFrame.unionByName, (t[name] for t in per_cluster)) for name in CLUSTER_TABLES}
+
+    def own(dirs: list[str], _views: dict[str, DataFrame]) -> DataFrame:
+        return log_offsets.where(F.col("logDir").isin([containing_log_dir(d) for d in dirs]))
+
+    tables = state_tables_by_cluster(spark, log_dirs, CLUSTER_TABLES, now_ms, own)
+    return {name: rows for name, (rows, _) in tables.items()}
 
 
 def summary(tables: dict[str, DataFrame]) -> DataFrame:

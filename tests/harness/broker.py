@@ -19,6 +19,7 @@ while running; `kill()` is an unclean stop. Set KAFKA_HARNESS_KEEP=1 to keep the
 from __future__ import annotations
 
 import base64
+import fcntl
 import os
 import shutil
 import signal
@@ -166,8 +167,16 @@ class KafkaDistribution:
         _require("java")
         if self._ready.exists():
             return self
-        mvn = _require("mvn")
         self.home.mkdir(parents=True, exist_ok=True)
+        # test processes running side by side (pytest -n) fetch a version once: the others wait for it
+        with open(self.home.parent / f".kafka-{self.version}.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if not self._ready.exists():
+                self._fetch()
+        return self
+
+    def _fetch(self) -> None:
+        mvn = _require("mvn")
         deps = [("org.apache.kafka", a, self.version) for a in _ARTIFACTS] + list(_EXTRA_DEPS[self.major])
         xml = "\n".join(_dependency_xml(g, a, v) for g, a, v in deps)
         pom = self.home / "pom.xml"
@@ -182,7 +191,6 @@ class KafkaDistribution:
         shutil.rmtree(self.libs, ignore_errors=True)
         staging.rename(self.libs)  # only a complete download becomes the cache
         self._ready.write_text(self.version + "\n")
-        return self
 
     @property
     def classpath(self) -> str:
@@ -204,8 +212,10 @@ class KafkaDistribution:
 
     def tools_log4j(self) -> Path:
         path = self.home / "tools-log4j.properties"
-        if not path.exists():
-            path.write_text(self.log4j_text())
+        if not path.exists():  # written whole, then renamed: a tool started meanwhile never reads half of it
+            staged = path.with_name(f"{path.name}.{os.getpid()}")
+            staged.write_text(self.log4j_text())
+            staged.replace(path)
         return path
 
     def java_cmd(self, main: str, *args: str, jvm_opts: Sequence[str] = ()) -> list[str]:
