@@ -44,8 +44,8 @@ test: $(STAMP)
 # of their own, and their tests compare them with a classic session of the test process, which starts and warms up
 # once (a fresh process's first nightly run takes twice a warm one's). Each suite's time is printed at the end
 # (tests/conftest.py). `.ci/run` runs `make test` and then this. Left to their own targets: make many-dirs (12
-# minutes), and test_nightly's kill of a re-run after its first table (4.5 minutes; the kill matrix's kinds kill
-# after a table's commit too).
+# minutes), and test_nightly's kill of a re-run after its first table (4.5 minutes; the stores suite kills a run
+# after a table's commit too, with the tables in S3).
 INTEGRATION_MARKERS     ?= field or packaging or engines or clusters_nightly or cluster or long or kill or stores
 INTEGRATION_TESTS       := tests/test_connect.py tests/test_databricks_notebook.py tests/test_packaging.py \
                            tests/test_local_engine.py tests/test_nightly_internal.py tests/test_standalone.py \
@@ -150,8 +150,9 @@ fuzz: $(STAMP)
 
 # The nightly job SIGKILLed after each of its Delta commits (every table, the manifest, every clean-up), then re-run:
 # readers must see each snapshot whole or not at all. KILL_MATRIX=all kills after every one of the 28 commits (each
-# kill a fresh job and a re-run: 28 min 42 s when the job made 17 commits); KILL_MATRIX=kinds after one commit of each
-# kind (the first table's, the manifest's, the last clean-up's), as CI runs it.
+# kill a fresh job and a re-run: 28 min 42 s when the job made 17 commits); KILL_MATRIX=kinds after the manifest's
+# commit and the last clean-up's, as CI runs it (CI kills after a table's commit with the tables in S3: the stores
+# suite).
 KILL_MATRIX ?= all
 kill-matrix: $(STAMP)
 	KAFKALOG_KILL_MATRIX=$(KILL_MATRIX) $(PY) -m pytest -q -m kill tests/test_nightly.py tests/test_snapshots.py

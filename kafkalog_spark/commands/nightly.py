@@ -22,10 +22,11 @@ DEMO_WAREHOUSE = "warehouse"
 def run_nightly(args: argparse.Namespace) -> int:
     from ..nightly import run, summary
     from ..session import where_it_runs
+    from ..session.warehouse_store import warehouse_confs
 
     config = load_config(args)  # every path and config checked before Spark starts
     progress(f"snapshot of {len(config.log_dirs)} log dir(s) into {config.location.description}")
-    spark = spark_session(args, "kafkalog-nightly", delta=True)
+    spark = spark_session(args, "kafkalog-nightly", delta=True, extra=warehouse_confs(config.location.warehouse))
     progress(f"on {where_it_runs(spark)}")
     tables = run(spark, config)
     rows = [r.asDict() for r in summary(tables).collect()]

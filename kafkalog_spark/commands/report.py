@@ -52,6 +52,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 def _from_tables(args: argparse.Namespace):
     from ..nightly import table_location
     from ..report import snapshot_tables
+    from ..session.warehouse_store import warehouse_confs
     from .nightly_config import load_config_file
 
     if args.warehouse and args.schema:
@@ -66,7 +67,7 @@ def _from_tables(args: argparse.Namespace):
         raise UsageError("give LOGDIRs, or the tables' --warehouse, --schema or --config")
     else:
         names = None  # the nightly job's own names
-    spark = spark_session(args, "kafkalog-report", delta=True)
+    spark = spark_session(args, "kafkalog-report", delta=True, extra=warehouse_confs(location.warehouse))
     progress(f"reading snapshot {args.snapshot_id or '(newest)'} of the tables")
     try:
         return snapshot_tables(spark, location, args.snapshot_id, names)

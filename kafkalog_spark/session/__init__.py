@@ -15,6 +15,7 @@ from pyspark.sql import SparkSession
 from ..delta.packages import delta_spark_confs
 from ..logging_config import quiet_python_logging, quiet_spark_confs
 
+PACKAGES = "spark.jars.packages"
 # Settings a session of ours needs; all are runtime SQL settings, so they can be set over Connect too.
 RUNTIME_CONFIGS = {
     "spark.sql.python.filterPushdown.enabled": "true",  # the source prunes segments with pushed filters
@@ -74,7 +75,7 @@ def local_session(app_name: str = "kafkalog", master: str = "local[*]", *, delta
         # the session this process was given (spark-submit's, a notebook's, a test's): its master, jars and confs,
         # and its executors' Python (spark.pyspark.python or theirs), which need not be at this driver's path
         spark = SparkSession.builder.getOrCreate()
-        for k, v in {**RUNTIME_CONFIGS, **(extra or {})}.items():
+        for k, v in {**RUNTIME_CONFIGS, **_at_run_time(extra)}.items():
             spark.conf.set(k, v)
         return _registered(spark)
     # Workers must run this interpreter (the venv's), or they miss pyarrow, numba and this package.
@@ -82,7 +83,7 @@ def local_session(app_name: str = "kafkalog", master: str = "local[*]", *, delta
     os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
     if remote is not None and remote.startswith("sc://"):
         spark = SparkSession.builder.remote(remote).getOrCreate()  # the server has its own static settings
-        for k, v in {**RUNTIME_CONFIGS, **(extra or {})}.items():
+        for k, v in {**RUNTIME_CONFIGS, **_at_run_time(extra)}.items():
             spark.conf.set(k, v)
         return _registered(spark)
     builder = SparkSession.builder.appName(app_name)
@@ -99,13 +100,25 @@ def local_session(app_name: str = "kafkalog", master: str = "local[*]", *, delta
         # Delta's JARs for the installed Spark come from Maven Central through spark.jars.packages on first
         # use and are then served from the local Ivy cache (~/.ivy2.5.2), so later runs work offline.
         settings.update(delta_spark_confs())
-    settings.update(extra or {})
+    extra = dict(extra or {})
+    # packages are joined, not replaced: an s3a:// warehouse's hadoop-aws (warehouse_store) beside Delta's
+    packages = [p for p in (settings.get(PACKAGES), extra.pop(PACKAGES, None)) if p]
+    settings.update(extra)
+    if packages:
+        settings[PACKAGES] = ",".join(packages)
     for k, v in settings.items():
         builder = builder.config(k, v)
     spark = builder.getOrCreate()
     if not is_connect(spark):
         spark.sparkContext.setLogLevel("ERROR" if quiet else "WARN")
     return _registered(spark)
+
+
+def _at_run_time(extra: dict[str, str] | None) -> dict[str, str]:
+    """``extra`` as a running session takes it: no packages (its JARs are the ones it started with), and Hadoop's
+    settings by their own names, which the session's Hadoop configuration reads at run time (``spark.hadoop.``
+    is for a session's start only)."""
+    return {k.removeprefix("spark.hadoop."): v for k, v in (extra or {}).items() if k != PACKAGES}
 
 
 def _registered(spark: SparkSession) -> SparkSession:

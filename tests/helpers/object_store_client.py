@@ -3,11 +3,12 @@
 
     python -m tests.helpers.object_store_client nightly|commands WORK CORPORA_JSON REQUESTS_LOG
 
-CORPORA_JSON maps each store URI to its local copy. ``nightly`` runs the nightly job over the store (and ``stats``
-over both) on one Spark session; ``commands`` runs every command over both on the local engine (Sail, in this
-process: a process holds a classic session or Connect sessions, not both). Prints one JSON line: each command's exit
-codes and the first difference between its outputs, the requests the store served during the nightly run, and every
-output written, for the test to search.
+CORPORA_JSON maps each store URI to its local copy. ``nightly`` runs `kafkalog nightly` over the store into a
+warehouse in the same store, `kafkalog report` from it and a run killed mid-way, on the session the command starts;
+``commands`` runs every command over both on the local engine (Sail, in this process: a process holds a classic
+session or Connect sessions, not both). Prints one JSON line: each command's exit codes and the first difference
+between its outputs, the requests the store served during the nightly run, the tables read back, and every output
+written, for the test to search.
 """
 
 from __future__ import annotations
@@ -27,6 +28,11 @@ NOW = "2026-11-28T00:00:00+00:00"  # retention, transactions and lag are judged 
 COMMANDS = ("stats", "validate", "retention-plan", "compaction-preview", "consumer-positions", "open-transactions",
             "catalog-checks")
 TIMED = ("retention-plan", "compaction-preview", "consumer-positions", "open-transactions")
+# The nightly job's tables go to the same server, through Hadoop's S3A (a bucket the test makes), by path.
+WAREHOUSE = "s3a://warehouse/tables"
+KILLED = "killed-over-s3"
+KILL_PARTITIONS = ("tutorial-segments-0", "txn-mixed-0")  # small, with transactions: every table gets rows
+ROOT = Path(__file__).resolve().parents[2]
 RUN_COLUMNS = {"runId", "snapshotTime", "startedTime", "writtenTime"}  # what differs between any two runs
 
 
@@ -50,7 +56,7 @@ def first_difference(a: str, b: str) -> str | None:
     return None if a == b else "different lengths"
 
 
-def nightly_tables(spark, warehouse: Path, corpora: dict[str, str]) -> dict[str, list[str]]:
+def nightly_tables(spark, warehouse: str, corpora: dict[str, str]) -> dict[str, list[str]]:
     from kafkalog_spark.delta import TableLocation, read_table
     from kafkalog_spark.nightly import TABLES
 
@@ -88,39 +94,76 @@ def run_commands(work: Path, corpora: dict[str, str], engine: str, commands: tup
     return result
 
 
-def nightly_config(dirs: list[str], warehouse: Path, report: Path):
+def nightly_config(dirs: list[str], warehouse: str, report: Path | None, snapshot_id: str = SNAPSHOT):
     """The nightly job's configuration for the comparisons: one snapshot id, Kafka 3.9's rules."""
     from kafkalog_spark import nightly
     from kafkalog_spark.delta import TableLocation
     from kafkalog_spark.kafka_versions import parse_kafka_version
 
     return nightly.NightlyConfig.load(None, log_dirs=tuple(dirs), location=TableLocation(warehouse=str(warehouse)),
-                                      snapshot_id=SNAPSHOT, kafka_version=parse_kafka_version("3.9"),
-                                      report=str(report))
+                                      snapshot_id=snapshot_id, kafka_version=parse_kafka_version("3.9"),
+                                      report=str(report) if report else None)
 
 
 def run_nightly(work: Path, corpora: dict[str, str], requests_log: Path) -> dict:
-    """The nightly job over the store (into WORK/wh-store; the test runs it over the local copies and compares),
-    with the requests it made; then ``stats`` on Spark over the store and the local copies, whose tasks read the
-    store in the executors' Python workers."""
-    from kafkalog_spark import nightly
-    from kafkalog_spark.session import local_session
+    """`kafkalog nightly` over the store, its tables written to the same store (:data:`WAREHOUSE`, through the S3A
+    the command's session sets up from the AWS variables), with the requests it made, the tables read back and the
+    snapshot's time (for the local run to be judged at the same time); `kafkalog report` from those tables; then
+    :func:`killed_over_the_store`, on the session the command started."""
+    from pyspark.sql import SparkSession
+    from pyspark.sql import functions as F
 
-    spark = local_session("kafkalog-store-test", delta=True)
-    result: dict = {"commands": {}, "outputs": [], "seconds": {}}
+    from kafkalog_spark.delta import TableLocation, committed
+
+    result: dict = {"outputs": [], "seconds": {}}
     before = len(requests_log.read_text().splitlines())
     started = time.monotonic()
-    nightly.run(spark, nightly_config(list(corpora), work / "wh-store", work / "report-store.html"),
-                now=lambda: dt.datetime.fromisoformat(NOW))
+    code, out, err = run_cli("nightly", "--kafka-version", "3.9", "--warehouse", WAREHOUSE, "--snapshot-id",
+                             SNAPSHOT, "--report", str(work / "report-store.html"),
+                             *(a for d in corpora for a in ("--log-dir", d)))
     result["seconds"]["nightly"] = round(time.monotonic() - started, 1)
+    result["nightly_command"] = {"code": code, "stderr": err[-4000:]}
+    result["outputs"] += [out, err]
+    if code != 0:
+        return result
     result["nightly_requests"] = [json.loads(line) for line in requests_log.read_text().splitlines()[before:]]
-    result["outputs"].append((work / "report-store.html").read_text())
-    result["outputs"] += ["\n".join(rows) for rows in nightly_tables(spark, work / "wh-store", corpora).values()]
-    commands = run_commands(work, corpora, "spark", ("stats",))
-    result["commands"] = commands["commands"]
-    result["seconds"] |= commands["seconds"]
-    result["outputs"] += commands["outputs"]
+    spark = SparkSession.getActiveSession()  # the command's, with S3A
+    row = committed(spark, TableLocation(warehouse=WAREHOUSE)).where(F.col("snapshotId") == SNAPSHOT).first()
+    result["snapshot_time"] = row.snapshotTime.replace(tzinfo=dt.UTC).isoformat()
+    result["report"] = (work / "report-store.html").read_text()
+    result["tables"] = nightly_tables(spark, WAREHOUSE, corpora)
+    result["outputs"] += [result["report"], *("\n".join(rows) for rows in result["tables"].values())]
+    # the report command reads the committed snapshot back from the store's warehouse
+    report = work / "report-command.html"
+    code, _, err = run_cli("report", "--warehouse", WAREHOUSE, "--snapshot-id", SNAPSHOT, "-o", str(report))
+    result["report_command"] = {"code": code, "stderr": err[-2000:], "page": report.read_text() if code == 0 else ""}
+    result["outputs"] += [err, result["report_command"]["page"]]
+    result["killed"] = killed_over_the_store(spark, work)
     return result
+
+
+def killed_over_the_store(spark, work: Path) -> dict:
+    """The nightly job of a small log dir (local) into the store's warehouse, SIGKILLed right after its first
+    table's commit (tests/helpers/snapshots.py): what readers then see of it and of the committed snapshot, then
+    the same snapshot run again in this session, and how many runs' rows each table stores."""
+    import shutil
+
+    from kafkalog_spark import nightly
+    from tests.helpers.snapshots import counts, run_killed, runs_stored
+
+    log_dir = work / "kill-logs"
+    for part in KILL_PARTITIONS:
+        shutil.copytree(ROOT / "data" / "samples" / "broker" / part, log_dir / part)
+    config = nightly_config([str(log_dir)], WAREHOUSE, None, snapshot_id=KILLED)
+    committed_before = counts(spark, WAREHOUSE, SNAPSHOT)
+    started = time.monotonic()
+    run_killed(config, nightly.TABLES[0])
+    seen = {"killed": counts(spark, WAREHOUSE, KILLED), "committed": counts(spark, WAREHOUSE, SNAPSHOT),
+            "committed_before": committed_before}
+    nightly.run(spark, config, now=lambda: dt.datetime.fromisoformat(NOW))
+    seen |= {"rerun": counts(spark, WAREHOUSE, KILLED), "runs_stored": runs_stored(spark, WAREHOUSE, KILLED),
+             "seconds": round(time.monotonic() - started, 1)}
+    return seen
 
 
 if __name__ == "__main__":

@@ -4,15 +4,19 @@ tables) share them."""
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import subprocess
 import sys
 import textwrap
 
+from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from kafkalog_spark import nightly
+from kafkalog_spark.delta import TableLocation, read_table
+from kafkalog_spark.delta.snapshots import RUN_COLUMN
 
 JOB_TIMEOUT = 600
 
@@ -22,9 +26,10 @@ KILLED_JOB = textwrap.dedent("""
     from kafkalog_spark.delta import TableLocation
     from kafkalog_spark.kafka_versions import KafkaVersion
     from kafkalog_spark.session import local_session
+    from kafkalog_spark.session.warehouse_store import warehouse_confs
 
     args, kill_after = json.loads(sys.argv[1]), sys.argv[2]
-    spark = local_session("kill-test", master="local[2]")
+    spark = local_session("kill-test", master="local[2]", extra=warehouse_confs(args["warehouse"]))
     config = nightly.NightlyConfig(log_dirs=tuple(args["log_dirs"]),
                                    location=TableLocation(warehouse=args["warehouse"]),
                                    snapshot_id=args["snapshot_id"], topic_config=args["topic_config"],
@@ -53,3 +58,19 @@ def run_killed(config: nightly.NightlyConfig, kill_after: str) -> None:
 def raw_rows(spark, warehouse: str, table: str, snapshot_id: str):
     """A table's rows of ``snapshot_id`` as stored, committed or not."""
     return spark.read.format("delta").load(f"{warehouse}/{table}").where(F.col("snapshotId") == snapshot_id)
+
+
+def counts(spark, warehouse: str, snapshot_id: str) -> dict[str, int]:
+    """Each table's rows of ``snapshot_id`` as readers see them, in one query."""
+    where = TableLocation(warehouse=warehouse)
+    per_table = [read_table(spark, where, t, snapshot_id).select(F.lit(t).alias("table")) for t in nightly.TABLES]
+    found = functools.reduce(DataFrame.unionAll, per_table).groupBy("table").count().collect()
+    return dict.fromkeys(nightly.TABLES, 0) | {r.table: r["count"] for r in found}
+
+
+def runs_stored(spark, warehouse: str, snapshot_id: str) -> dict[str, int]:
+    """How many runs' rows of ``snapshot_id`` each table stores, committed or not, in one query."""
+    per_table = [raw_rows(spark, warehouse, t, snapshot_id).select(F.lit(t).alias("table"), RUN_COLUMN)
+                 for t in nightly.TABLES]
+    found = functools.reduce(DataFrame.unionAll, per_table).distinct().groupBy("table").count().collect()
+    return dict.fromkeys(nightly.TABLES, 0) | {r.table: r["count"] for r in found}
