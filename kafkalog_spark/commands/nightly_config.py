@@ -27,10 +27,9 @@ def load_config_file(path: str, overrides: dict):
     """The configuration in ``path`` with ``overrides``; a mistake in it is a UsageError naming the key."""
     from ..config import ConfigError
     from ..nightly import NightlyConfig
-
-    check_path(path, "--config")
     from ..nightly.config import SNAPSHOT_ID
 
+    check_path(path, "--config")
     try:
         return NightlyConfig.load(path, **overrides)
     except ConfigError as e:  # names the section and key (the file's own name is said once, here)
