@@ -164,4 +164,4 @@ many-dirs: $(STAMP)
 	$(PY) -m pytest -q -s -m many_dirs tests/test_many_dirs.py
 
 clean:
-	rm -rf $(VENV) .compat build dist warehouse spark-warehouse .pytest_cache .ruff_cache
+	rm -rf $(VENV) .compat build dist site warehouse spark-warehouse .pytest_cache .ruff_cache

@@ -205,14 +205,14 @@ def finding_kind(name: str) -> FindingKind:
 
 
 def markdown_table() -> str:
-    """The catalogue as the README prints it."""
+    """The catalogue as the docs print it (docs/finding-kinds.md)."""
     lines = ["| kind | default severity | reported by | meaning |", "|---|---|---|---|"]
     lines += [f"| `{k.name}` | {k.severity} | {k.source} | {k.meaning} |" for k in KINDS.values()]
     return "\n".join(lines)
 
 
 def gate_table() -> str:
-    """Which kinds fail ``kafkalog validate --fail-on LEVEL`` at their default severity, as the README prints it:
+    """Which kinds fail ``kafkalog validate --fail-on LEVEL`` at their default severity, as the docs print it:
     each level fails on its own kinds and those of the levels above it."""
     lines = ["| with `--fail-on` | these kinds fail the run (at their default severity; the meanings say where the "
              "context changes it) |", "|---|---|"]

@@ -1,4 +1,4 @@
-"""The results as a text table, the README's markdown block, and the target verdicts.
+"""The results as a text table, the markdown block of docs/benchmarks.md, and the target verdicts.
 
 Ratios compare decoders on the same bytes: our records view and the peers all decode the first
 ``--peer-mib`` MiB of each file (the peers are too slow for the whole file). Early batches of a compressed
@@ -130,7 +130,7 @@ def breakdown_table(stages: dict[str, dict[str, float]]) -> str:
 
 def markdown_block(results: list[CodecResult], v: dict[str, dict[str, object]],
                    stages: dict[str, dict[str, float]] | None, notes: dict[str, str]) -> str:
-    """What the README shows under Benchmarks: the main table, how it was measured, the target verdicts
+    """What docs/benchmarks.md shows: the main table, how it was measured, the target verdicts
     and, when measured, the breakdown."""
     peer_mib = notes["peer_mib"]
     header = ["codec", "records", "records view<br>M records/s", "records view<br>MB/s", "batches view<br>MB/s",

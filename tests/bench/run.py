@@ -5,8 +5,8 @@ and aiokafka's decoders, on the same Kafka-written segments (none, lz4, zstd), o
                                         [--no-breakdown]
 
 Builds the data set on first use (see tests/bench/data.py), prints a table, the target verdicts, where the
-records view's time goes (tests/bench/breakdown.py) and the markdown block for the README (it replaces
-BENCH_TABLE there), and writes everything to bench-data/results-decoder.json. Ratios compare decoders on
+records view's time goes (tests/bench/breakdown.py) and the markdown block for docs/benchmarks.md, and writes
+everything to bench-data/results-decoder.json. Ratios compare decoders on
 the same bytes (the first --peer-mib MiB of each file). Profiles: `.venv/bin/python -m tests.bench.hotspots`.
 """
 
@@ -152,7 +152,7 @@ def main(argv: list[str] | None = None) -> int:
                   f"{c['records_compared_field_by_field']:,} records compared field by field)")
             for p in c["problems"]:
                 print(f"    - {p}")
-    print("\nMarkdown (README, replaces BENCH_TABLE):\n")
+    print("\nMarkdown (docs/benchmarks.md):\n")
     print(markdown)
 
     out = {

@@ -4,7 +4,7 @@ For each Python and each pyspark minor it creates (or updates) ``.compat/pyspark
 a Python other than the one running this script), installs the package with ``[spark,test]`` and that
 pyspark (pip picks the delta-spark that pairs with it), runs a Spark subset of the tests, and counts the
 stderr lines of a quiet local Delta session. The matrix is printed and written to tests/compat/matrix.md,
-which the README quotes; rows of earlier runs for other pairs are kept (each row has its date).
+which docs/support-matrix.md quotes; rows of earlier runs for other pairs are kept (each row has its date).
 
 Standard library only: it runs under the interpreter that creates the venvs.
 Usage: python tests/compat/run.py [--pythons python3.11 python3.13] [--pysparks 4.0 4.2] [--tests FILE ...]
