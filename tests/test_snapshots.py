@@ -32,11 +32,10 @@ from kafkalog_spark.delta import (
 )
 from kafkalog_spark.delta.snapshots import RUN_COLUMN
 from kafkalog_spark.kafka_versions import KafkaVersion
-from tests.helpers.snapshots import counts, raw_rows, run_killed, runs_stored
+from tests.helpers.snapshots import PARTITIONS, counts, raw_rows, run_killed, runs_stored
 
 T0 = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
 INJECTION = "a\\' OR 1=1 --"  # Spark SQL reads \' as an escaped quote: pasted into replaceWhere, it matched all
-PARTITIONS = ("tutorial-segments-0", "txn-mixed-0")  # small, with transactions: every table gets rows
 # Every commit the job makes, in order: the run's row in runs, one per table, the manifest, then the clean-up of
 # each table.
 COMMITS = (RUNS, *nightly.TABLES, MANIFEST, *(f"clean-up {t}" for t in nightly.TABLES))

@@ -24,6 +24,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from ..log.object_stores import StoreOptions, configured
+from . import PACKAGES
 
 S3A_SCHEMES = ("s3a", "s3")  # s3:// is S3A too here (Hadoop's own s3:// filesystem is long gone)
 S3A = "org.apache.hadoop.fs.s3a.S3AFileSystem"
@@ -56,14 +57,14 @@ def warehouse_confs(warehouse: str | None, store: StoreOptions | None = None,
     """The settings a new session needs to keep Delta tables at ``warehouse``: none for a local path or another
     filesystem; for ``s3a://`` and ``s3://``, hadoop-aws (``spark.jars.packages``: join it to Delta's) and S3A's
     endpoint and region (``store``'s, by default the ones the log dirs are read with, else the AWS variables in
-    ``env``). Never the keys: S3A reads them from
-    the environment itself, so they are in no setting a log or a plan could print."""
+    ``env``). Never the keys: S3A reads them from the environment itself, so they are in no setting a log or a
+    plan could print."""
     if not is_s3a_warehouse(warehouse):
         return {}
     env = os.environ if env is None else env
     store = store or configured()
     confs = {
-        "spark.jars.packages": f"org.apache.hadoop:hadoop-aws:{hadoop or hadoop_version()}",
+        PACKAGES: f"org.apache.hadoop:hadoop-aws:{hadoop or hadoop_version()}",
         "spark.hadoop.fs.s3.impl": S3A,
         "spark.hadoop.fs.s3a.impl": S3A,
     }

@@ -31,8 +31,6 @@ TIMED = ("retention-plan", "compaction-preview", "consumer-positions", "open-tra
 # The nightly job's tables go to the same server, through Hadoop's S3A (a bucket the test makes), by path.
 WAREHOUSE = "s3a://warehouse/tables"
 KILLED = "killed-over-s3"
-KILL_PARTITIONS = ("tutorial-segments-0", "txn-mixed-0")  # small, with transactions: every table gets rows
-ROOT = Path(__file__).resolve().parents[2]
 RUN_COLUMNS = {"runId", "snapshotTime", "startedTime", "writtenTime"}  # what differs between any two runs
 
 
@@ -149,11 +147,12 @@ def killed_over_the_store(spark, work: Path) -> dict:
     import shutil
 
     from kafkalog_spark import nightly
-    from tests.helpers.snapshots import counts, run_killed, runs_stored
+    from tests.helpers.corpus import SAMPLES
+    from tests.helpers.snapshots import PARTITIONS, counts, run_killed, runs_stored
 
     log_dir = work / "kill-logs"
-    for part in KILL_PARTITIONS:
-        shutil.copytree(ROOT / "data" / "samples" / "broker" / part, log_dir / part)
+    for part in PARTITIONS:
+        shutil.copytree(SAMPLES / "broker" / part, log_dir / part)
     config = nightly_config([str(log_dir)], WAREHOUSE, None, snapshot_id=KILLED)
     committed_before = counts(spark, WAREHOUSE, SNAPSHOT)
     started = time.monotonic()

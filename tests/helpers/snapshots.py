@@ -19,6 +19,8 @@ from kafkalog_spark.delta import TableLocation, read_table
 from kafkalog_spark.delta.snapshots import RUN_COLUMN
 
 JOB_TIMEOUT = 600
+# The sample broker's partitions a killed run reads: small, with transactions, so every table gets rows.
+PARTITIONS = ("tutorial-segments-0", "txn-mixed-0")
 
 KILLED_JOB = textwrap.dedent("""
     import json, os, signal, sys
