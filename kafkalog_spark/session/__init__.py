@@ -14,6 +14,7 @@ from pyspark.sql import SparkSession
 
 from ..delta.packages import delta_spark_confs
 from ..logging_config import quiet_python_logging, quiet_spark_confs
+from .launch import launch_quietly
 
 PACKAGES = "spark.jars.packages"
 # Settings a session of ours needs; all are runtime SQL settings, so they can be set over Connect too.
@@ -108,6 +109,8 @@ def local_session(app_name: str = "kafkalog", master: str = "local[*]", *, delta
         settings[PACKAGES] = ",".join(packages)
     for k, v in settings.items():
         builder = builder.config(k, v)
+    if quiet and remote is None:
+        launch_quietly({"spark.master": master, "spark.app.name": app_name, **settings})  # no Ivy report
     spark = builder.getOrCreate()
     if not is_connect(spark):
         spark.sparkContext.setLogLevel("ERROR" if quiet else "WARN")
