@@ -45,7 +45,7 @@ test: $(STAMP)
 # once (a fresh process's first nightly run takes twice a warm one's). Each suite's time is printed at the end
 # (tests/conftest.py). `.ci/run` runs `make test` and then this. Left to their own targets: make many-dirs (12
 # minutes), and test_nightly's kill of a re-run after its first table (4.5 minutes; the stores suite kills a run
-# after a table's commit too, with the tables in S3).
+# after a table's commit too, with the tables in S3, before the run it compares).
 INTEGRATION_MARKERS     ?= field or packaging or engines or clusters_nightly or cluster or long or kill or stores
 INTEGRATION_TESTS       := tests/test_connect.py tests/test_databricks_notebook.py tests/test_packaging.py \
                            tests/test_local_engine.py tests/test_nightly_internal.py tests/test_standalone.py \
@@ -80,8 +80,9 @@ test-long: $(STAMP) browser
 	$(PY) -m pytest -m long tests/test_report.py
 
 # The nightly job and the commands over an S3-compatible server on loopback (moto's, behind a counting proxy),
-# against the same over the local copies (about 18 minutes); make test-integration runs the nightly job's part (about
-# 8), make test the source's views over it on every corpus.
+# against the same over the local copies, and two commands over Spark Connect reading the store; make
+# test-integration runs all but the commands on every corpus (about 7 minutes), make test the source's views over it
+# on every corpus (and over GCS's and Azure's emulators).
 test-stores: $(STAMP)
 	$(PY) -m pytest -m stores tests/test_object_store_spark.py tests/test_object_store_commands.py
 

@@ -23,7 +23,7 @@ import pytest
 from kafkalog_spark.log import object_stores
 from kafkalog_spark.source.datasource import KafkaLogDataSource
 from tests.helpers.corpus import ROOT
-from tests.helpers.object_store import SECRET, S3Server, kinds, s3_server
+from tests.helpers.object_store import SECRET, S3Server, kinds, s3_server, store_environment
 
 # Every corpus the brokers wrote: Kafka 3.9 and 4.x log dirs, the legacy formats, a copy taken while the broker
 # ran, and the internal topics' and tiered topics' dirs.
@@ -50,17 +50,8 @@ def store(tmp_path_factory: pytest.TempPathFactory):
             local[name] = tmp / name
             shutil.copytree(ROOT / "data" / rel, local[name])
             s3.upload(local[name], BUCKET, f"{name}/data")
-        saved = {k: os.environ.get(k) for k in s3.env()}
-        os.environ.update(s3.env())
-        try:
+        with store_environment(s3.env()):
             yield s3, local
-        finally:
-            for k, v in saved.items():
-                if v is None:
-                    os.environ.pop(k, None)
-                else:
-                    os.environ[k] = v
-            object_stores.configure(object_stores.StoreOptions())
 
 
 def uri(name: str) -> str:
@@ -194,15 +185,19 @@ def kafkalog(s3: S3Server, *args: str, **env: str) -> subprocess.CompletedProces
      f"LOGDIR s3://{BUCKET}/broker/no-such-dir: no such bucket, file or directory"),
     (["retention-plan", f"s3://{BUCKET}/broker/data/meta.properties"], {},
      f"LOGDIR s3://{BUCKET}/broker/data/meta.properties: not a directory"),
-    (["stats", "gs://bucket/data"], {}, "reading gcs URIs needs the gcsfs package"),
+    (["stats", "gs://bucket/data"], {"PYTHONPATH": "<gcsfs missing>"}, "reading gcs URIs needs the gcsfs package"),
     # no credentials anywhere: none in the environment, no config files, no instance metadata service
     (["stats", f"s3://{BUCKET}/broker/data"], {"AWS_ACCESS_KEY_ID": "", "AWS_SECRET_ACCESS_KEY": "",
                                                "AWS_SHARED_CREDENTIALS_FILE": "/nonexistent", "AWS_CONFIG_FILE":
                                                "/nonexistent", "AWS_EC2_METADATA_DISABLED": "true"},
      f"LOGDIR s3://{BUCKET}/broker/data: access denied (NoCredentialsError: Unable to locate credentials)"),
 ])
-def test_a_store_path_that_cannot_be_read_is_one_line_and_exit_2(store, args, env, expected) -> None:
+def test_a_store_path_that_cannot_be_read_is_one_line_and_exit_2(store, args, env, expected, tmp_path: Path) -> None:
     s3, _ = store
+    if env.get("PYTHONPATH") == "<gcsfs missing>":  # the tests install gcsfs: a user may not have it
+        (tmp_path / "gcsfs").mkdir()
+        (tmp_path / "gcsfs" / "__init__.py").write_text("raise ImportError('No module named gcsfs')\n")
+        env = {"PYTHONPATH": str(tmp_path)}
     done = kafkalog(s3, *args, **env)
     assert done.returncode == 2, done.stderr
     assert expected in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr

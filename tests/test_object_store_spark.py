@@ -1,7 +1,7 @@
 """`kafkalog nightly` over log dirs in an S3-compatible store (moto's server on loopback, behind the counting
 proxy), on Spark, its Delta tables written to the same store through S3A, against the nightly job over the local
-copies: every table row for row, the reports read back from the store, a run killed mid-way, the requests the run
-made, and no secret anywhere.
+copies: every table row for row, the reports read back from the store, a run killed mid-way before it, the requests
+the run made, and no secret anywhere. Then the commands over Spark Connect, whose server reads the store.
 
 The clients run in their own processes (tests/helpers/object_store_client.py) with the AWS variables set before
 a session starts, as a user's job gets them: the executors' Python workers inherit them from the JVM.
@@ -20,9 +20,10 @@ from pathlib import Path
 import pytest
 
 from kafkalog_spark.nightly import TABLES
+from tests.harness.connect_server import ConnectServer
 from tests.helpers.corpus import ROOT
 from tests.helpers.object_store import REGION, SECRET, kinds, s3_server
-from tests.helpers.object_store_client import WAREHOUSE, first_difference, nightly_config, nightly_tables
+from tests.helpers.object_store_client import WAREHOUSE, first_difference, localised, nightly_config, nightly_tables
 from tests.helpers.report_page import Page
 from tests.test_object_store import BUCKET, CORPORA
 
@@ -94,17 +95,17 @@ def test_the_reports_read_the_snapshot_back_from_the_store(runs: dict) -> None:
 
 def test_a_run_killed_over_the_store_shows_nothing_and_a_rerun_completes_it(runs: dict) -> None:
     """Snapshots stay all-or-nothing with the tables in S3: the job SIGKILLed right after its first table's commit
-    into the store's warehouse leaves readers nothing of its snapshot and the committed one untouched; run again, it
-    is whole, with one run's rows in each table."""
+    into the store's warehouse leaves rows that no reader sees (the manifest commits no run of the snapshot); the
+    `kafkalog nightly` that follows, of the same snapshot, makes it whole, with one run's rows in each table (and
+    those rows equal a local run's: test_the_nightly_job_over_the_store_writes_the_local_tables)."""
     killed = runs["nightly"]["killed"]
-    assert killed["killed"] == dict.fromkeys(TABLES, 0)
-    assert killed["committed"] == killed["committed_before"] and killed["committed"]["segment_stats"] > 50
-    rerun = killed["rerun"]
-    # data/samples/README.md: tutorial-segments 9 segments, txn-mixed 5; two partitions, one topic each
-    assert {t: rerun[t] for t in ("segment_stats", "partition_stats", "retention_plan", "topic_configs")} == {
-        "segment_stats": 9 + 5, "partition_stats": 2, "retention_plan": 9 + 5, "topic_configs": 2}
-    assert killed["runs_stored"] == {t: min(1, n) for t, n in rerun.items()}
-    print(f"killed over the store, then re-run: {killed['seconds']} s")
+    assert len(killed[TABLES[0]]) == 1 and killed["snapshots"] == []  # written, not committed
+    written = {table for table in TABLES if killed[table]}
+    assert written < set(TABLES), written  # killed before its last table
+    # the killed run's rows removed: each table stores the re-run's rows alone (none where the snapshot has none)
+    local = runs["tables"]["local"]
+    assert runs["nightly"]["runs_stored"] == {t: min(1, len(local[t])) for t in TABLES}
+    print(f"killed over the store after {sorted(written)}: {runs['nightly']['seconds']}")
 
 
 def test_the_nightly_run_pays_few_requests(runs: dict) -> None:
@@ -146,3 +147,47 @@ def test_no_secret_in_any_output_and_nothing_written_to_the_log_dirs(runs: dict)
     # the log dirs' bucket, the input: only read (the tables were written to their own bucket)
     read = kinds([r for r in runs["all_requests"] if r["path"] == f"/{BUCKET}" or r["path"].startswith(f"/{BUCKET}/")])
     assert set(read) <= {"LIST", "HEAD", "GET"} and read["GET"] > 0
+
+
+@pytest.fixture(scope="module")
+def over_connect(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """`kafkalog --remote` over the sample broker's log dir in the store and over its local copy, through a Spark
+    Connect server started with the AWS variables (as a shared cluster holds its credentials: the source plans in the
+    server's Python workers and reads in its executors'), each command's exit codes, outputs and the requests."""
+    work = tmp_path_factory.mktemp("s3-connect")
+    with s3_server(work) as s3:
+        local = work / "broker"
+        shutil.copytree(ROOT / "data" / CORPORA["broker"], local)
+        s3.upload(local, BUCKET, "broker/data")
+        corpora = {f"s3://{BUCKET}/broker/data": str(local)}
+        before = len(s3.requests())
+        with pytest.MonkeyPatch.context() as env:
+            for name, value in s3.env().items():
+                env.setenv(name, value)
+            with ConnectServer(warehouse=work / "catalog") as server:
+                done = {(command, where): subprocess.run(
+                            [sys.executable, "-m", "kafkalog_spark.cli", "--remote", server.url, command, "--json",
+                             where], cwd=work, capture_output=True, text=True, timeout=600)
+                        for command in ("stats", "validate") for where in (*corpora, *corpora.values())}
+                server_log = server.log.read_text(errors="replace")
+        made = s3.requests()[before:]
+    return {"done": done, "corpora": corpora, "requests": made, "server_log": server_log}
+
+
+@pytest.mark.parametrize("command", ["stats", "validate"])
+def test_commands_over_spark_connect_read_the_store(over_connect: dict, command: str) -> None:
+    """Over Spark Connect the store is read where the session runs (the server's planning and tasks), with the
+    environment it was given: the same rows as the same command over the local copy, on the same server."""
+    (store_uri, local), = over_connect["corpora"].items()
+    store, copy = over_connect["done"][command, store_uri], over_connect["done"][command, local]
+    assert store.returncode == copy.returncode and store.returncode in (0, 1), store.stderr[-2000:]
+    rows = copy.stdout.splitlines()  # stats: a row per segment; validate: the findings (the cleaner's leftovers)
+    assert len(rows) > (20 if command == "stats" else 0)
+    assert first_difference(localised(store.stdout, over_connect["corpora"]), copy.stdout) is None
+
+
+def test_over_spark_connect_the_store_is_only_read_and_no_secret_is_shown(over_connect: dict) -> None:
+    made = kinds(over_connect["requests"])
+    assert set(made) <= {"LIST", "HEAD", "GET"} and made["GET"] > 0, made
+    outputs = [over_connect["server_log"], *(d.stdout + d.stderr for d in over_connect["done"].values())]
+    assert not [text for text in outputs if SECRET in text]

@@ -35,7 +35,8 @@ EXTRAS = {"s3fs": "s3", "gcsfs": "gcs", "adlfs": "azure"}  # package -> the extr
 # The environment each cloud's credential chain reads: a change (a test's server, a new profile) is a new store.
 _ENVIRONMENT = ("AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3", "AWS_REGION", "AWS_DEFAULT_REGION", "AWS_PROFILE",
                 "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "STORAGE_EMULATOR_HOST",
-                "GOOGLE_APPLICATION_CREDENTIALS", "AZURE_STORAGE_CONNECTION_STRING", "AZURE_STORAGE_ACCOUNT_KEY")
+                "GOOGLE_APPLICATION_CREDENTIALS", "AZURE_STORAGE_CONNECTION_STRING", "AZURE_STORAGE_ACCOUNT_NAME",
+                "AZURE_STORAGE_ACCOUNT_KEY", "AZURE_STORAGE_SAS_TOKEN")
 # Throttling (503 SlowDown) and dropped connections are retried with the SDK's exponential backoff and jitter.
 MAX_ATTEMPTS = 5
 CONNECT_TIMEOUT_S = 10
@@ -137,8 +138,30 @@ def _fsspec(protocol: str, account: str, options: StoreOptions):
                            "connect_timeout": CONNECT_TIMEOUT_S, "read_timeout": READ_TIMEOUT_S}, **common)
     if protocol == "gcs":
         extra = {"endpoint_url": options.endpoint} if options.endpoint else {}
-        return module.GCSFileSystem(token="anon" if options.anonymous else None, **extra, **common)
-    extra = {"account_host": options.endpoint} if options.endpoint else {}
+        # Under STORAGE_EMULATOR_HOST, anonymous, as Google's own client library (google-cloud-storage) is there:
+        # gcsfs would first try the default credentials, which ask the GCE metadata server (off this machine).
+        emulator = os.environ.get("STORAGE_EMULATOR_HOST", "") not in ("", "default")
+        # gcsfs.core's filesystem, the JSON API alone: since gcsfs 2026.3 `gcsfs.GCSFileSystem` is by default its
+        # ExtendedGcsFileSystem (GCSFS_EXPERIMENTAL_ZB_HNS_SUPPORT), which asks the Storage Control API over gRPC
+        # for a bucket's layout before it lists or opens, and where that cannot be answered (an emulator, a
+        # network or role that allows the JSON API only) retries for 60 s and asks again at the next call. What it
+        # adds (HNS folder operations, gRPC reads of zonal buckets) kafkalog does not use.
+        gcs = importlib.import_module("gcsfs.core")
+        return gcs.GCSFileSystem(token="anon" if options.anonymous or emulator else None, **extra, **common)
+    extra = {}
+    if options.endpoint:
+        scheme, sep, host = options.endpoint.partition("://")
+        if sep and scheme.lower() == "http":
+            # An emulator over plain HTTP (Azurite: http://127.0.0.1:10000/devstoreaccount1): adlfs makes
+            # https://{account_host} of a host, so only a connection string can name an http endpoint; it carries
+            # the account's key or SAS token from the environment, as adlfs would have read them.
+            name = account or os.environ.get("AZURE_STORAGE_ACCOUNT_NAME")
+            key, sas = os.environ.get("AZURE_STORAGE_ACCOUNT_KEY"), os.environ.get("AZURE_STORAGE_SAS_TOKEN")
+            creds = ("" if options.anonymous else f"AccountName={name};AccountKey={key};" if name and key
+                     else f"SharedAccessSignature={sas.lstrip('?')};" if sas else "")
+            extra["connection_string"] = f"BlobEndpoint={options.endpoint.rstrip('/')};{creds}"
+        else:  # a host (a sovereign cloud's, a private endpoint's), with or without https://
+            extra["account_host"] = host.rstrip("/") if sep else options.endpoint
     return module.AzureBlobFileSystem(account_name=account, anon=options.anonymous or None, **extra, **common)
 
 
@@ -219,7 +242,9 @@ def store_errors() -> Iterator[None]:
         raise
     except Exception as e:
         name = type(e).__name__
-        denied = any(word in name for word in ("Credential", "Auth", "Token", "Signature"))
+        # Azure's SDK says a refused key only by the status of its HttpResponseError (Google's by a code)
+        status = getattr(e, "status_code", None) or getattr(e, "code", None)
+        denied = status in (401, 403) or any(word in name for word in ("Credential", "Auth", "Token", "Signature"))
         raise (PermissionError if denied else OSError)(f"{name}: {e}") from None
 
 

@@ -120,3 +120,22 @@ def s3_server(tmp: Path, delay_ms: float = 0):
         for p in (proxy, moto):
             p.terminate()
             p.wait(timeout=30)
+
+
+@contextmanager
+def store_environment(env: dict[str, str]):
+    """``env`` set in this process for the block (a store's variables, as a user's shell sets them), then the
+    variables as they were and the readers' store options back to none."""
+    from kafkalog_spark.log import object_stores
+
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+        object_stores.configure(object_stores.StoreOptions())
