@@ -188,3 +188,19 @@ def test_a_gcs_listing_over_one_page_is_whole(tmp_path: Path, monkeypatch: pytes
                   if i.type == pafs.FileType.File}
     assert listed == {f"paged/data/{p.relative_to(tree).as_posix()}": p.stat().st_size
                       for p in tree.rglob("*.log")}
+
+
+def test_an_unreachable_gcs_endpoint_is_one_line_after_gcsfs_retries(tmp_path: Path) -> None:
+    """No server where ``STORAGE_EMULATOR_HOST`` points: gcsfs retries (six attempts with backoff: about 30 s) and
+    logs each request it gives up on with its traceback; the user sees one line naming the URI, exit 2."""
+    import socket
+
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        closed = s.getsockname()[1]
+    env = os.environ | NO_METADATA_SERVER | {"STORAGE_EMULATOR_HOST": f"http://127.0.0.1:{closed}"}
+    done = subprocess.run([sys.executable, "-m", "kafkalog_spark.cli", "stats", "gs://fleet/broker/data"],
+                          capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith("kafkalog stats: error: LOGDIR gs://fleet/broker/data: cannot read it"), done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr

@@ -15,6 +15,7 @@ Everything here only lists and reads: no call writes, renames or deletes in a st
 from __future__ import annotations
 
 import importlib
+import logging
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -147,6 +148,10 @@ def _fsspec(protocol: str, account: str, options: StoreOptions):
         # network or role that allows the JSON API only) retries for 60 s and asks again at the next call. What it
         # adds (HNS folder operations, gRPC reads of zonal buckets) kafkalog does not use.
         gcs = importlib.import_module("gcsfs.core")
+        # gcsfs logs each request it gives up on, with its traceback, and then raises: the error reaches the user
+        # once, as a finding or a one-line error naming the URI. An application that set gcsfs's level keeps it.
+        if logging.getLogger("gcsfs").level == logging.NOTSET:
+            logging.getLogger("gcsfs").setLevel(logging.CRITICAL)
         return gcs.GCSFileSystem(token="anon" if options.anonymous or emulator else None, **extra, **common)
     extra = {}
     if options.endpoint:
