@@ -140,6 +140,37 @@ def test_requests_are_what_a_store_charges_for(store) -> None:
             assert indexes <= set(fetched)
 
 
+def test_a_jobs_file_cache_fetches_each_small_file_once(store) -> None:
+    """Within :func:`~kafkalog_spark.log.object_stores.file_cache` (the nightly job on a local session), the views
+    that read the same small files whole (the segments and index views the `.index` and `.timeindex` files, the
+    decoding views' planning and the partition_files view each `.txnindex`) fetch each one once, with the same
+    rows; the cache's directory is gone afterwards. Without it, each view fetches them again."""
+    s3, local = store
+    small = (".index", ".timeindex", ".txnindex")
+    sizes = {f"/{BUCKET}/broker/data/{p.relative_to(local['broker']).as_posix()}": p.stat().st_size
+             for p in local["broker"].rglob("*") if p.is_file() and p.suffix in small}
+    views = ("segments", "index", "partition_files", "batches", "record_stats")
+
+    def fetches(cached: bool) -> tuple[dict[str, int], dict[str, list[dict]], str | None]:
+        m = s3.mark()
+        with object_stores.file_cache(cached):
+            directory = object_stores.configured().file_cache
+            rows = {view: view_rows(uri("broker"), view, **object_stores.configured().to_options())
+                    for view in views}
+        gets: dict[str, int] = {}
+        for r in s3.requests(m):
+            if r["method"] == "GET" and r["path"] in sizes:
+                gets[r["path"]] = gets.get(r["path"], 0) + 1
+        return gets, rows, directory
+
+    once, rows, directory = fetches(True)
+    again, rows_uncached, _ = fetches(False)
+    assert rows == rows_uncached and directory and not Path(directory).exists()
+    assert object_stores.configured().file_cache is None
+    assert set(once) == {p for p, size in sizes.items() if size} and set(once.values()) == {1}, once
+    assert max(again.values()) > 1  # what the cache saves: each index file is read by two views at least
+
+
 def test_throttling_is_retried_and_a_cut_connection_resumes(store) -> None:
     s3, local = store
     expected = view_rows(str(local["broker"]), "batches", topics="codec-zstd")

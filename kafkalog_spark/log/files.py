@@ -184,7 +184,8 @@ def read_capped(path: str, filesystem: pafs.FileSystem | None, max_bytes: int, f
                                         Severity.ERROR))
                 if refuse_larger:
                     return None
-            return f.read_at(min(size, max_bytes), 0) if size else b""
+            length = min(size, max_bytes)  # one request, or none when the job's file cache has the file
+            return object_stores.read_whole(path, size, length, lambda: f.read_at(length, 0)) if size else b""
     except FileNotFoundError as e:
         findings.append(Finding(path, -1, "missing_file", f"file not found: {e}", missing_severity))
     except OSError as e:  # permissions, a directory or FIFO, a remote filesystem error

@@ -14,12 +14,16 @@ Everything here only lists and reads: no call writes, renames or deletes in a st
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import logging
 import os
-from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass
+import shutil
+import tempfile
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass, replace
 from datetime import datetime
 from urllib.parse import urlsplit
 
@@ -56,11 +60,15 @@ class StoreOptions:
     endpoint: str | None = None
     region: str | None = None
     anonymous: bool = False
+    # A directory on this host where a job keeps the small files it read whole from a store, for its other reads
+    # (:func:`file_cache`); set by a job whose processes all run on this host, not by users.
+    file_cache: str | None = None
 
     def to_options(self) -> dict[str, str]:
         """As the source's options (none for the defaults)."""
         return {k: v for k, v in (("storeEndpoint", self.endpoint), ("storeRegion", self.region),
-                                  ("storeAnonymous", "true" if self.anonymous else None)) if v is not None}
+                                  ("storeAnonymous", "true" if self.anonymous else None),
+                                  ("storeFileCache", self.file_cache)) if v is not None}
 
     @classmethod
     def from_options(cls, options: dict[str, str]) -> StoreOptions:
@@ -68,7 +76,8 @@ class StoreOptions:
         anonymous = options.get("storeanonymous", "false").lower()
         if anonymous not in ("true", "false"):
             raise ValueError(f"kafkalog: storeAnonymous must be true or false, not {anonymous!r}")
-        return cls(options.get("storeendpoint") or None, options.get("storeregion") or None, anonymous == "true")
+        return cls(options.get("storeendpoint") or None, options.get("storeregion") or None, anonymous == "true",
+                   options.get("storefilecache") or None)
 
 
 _configured = StoreOptions()
@@ -82,6 +91,59 @@ def configure(options: StoreOptions) -> None:
 
 def configured() -> StoreOptions:
     return _configured
+
+
+# Whole files up to this size read from a store are kept in a job's file cache: indexes, transaction indexes,
+# snapshots and checkpoints, which several views of one job read (an active segment's preallocated 10 MiB index is
+# fetched by each).
+FILE_CACHE_MAX_BYTES = 8 << 20
+
+
+@contextmanager
+def file_cache(enabled: bool) -> Iterator[None]:
+    """For the block, a fresh directory on this host keeps the small files read whole from a store
+    (:func:`read_whole`), so that the job's views, its planning and its tasks fetch each once; removed at the end.
+    Only for a job whose processes all run on this host (a local session): a cluster's executors would keep their
+    copies where no one removes them. Nothing when not ``enabled``."""
+    if not enabled:
+        yield
+        return
+    before = _configured
+    directory = tempfile.mkdtemp(prefix="kafkalog-file-cache-")
+    configure(replace(before, file_cache=directory))
+    try:
+        yield
+    finally:
+        configure(before)
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+def read_whole(uri: str, size: int, length: int, read: Callable[[], bytes]) -> bytes:
+    """The first ``length`` bytes of the object at ``uri`` (``size`` bytes as listed): ``read()``'s, kept in the
+    job's file cache when one is configured, or the cache's copy when it holds them. A cache that cannot be read or
+    written costs a request, never a result; files are written whole under a temporary name, then renamed, so a
+    process never reads another's half-written copy."""
+    cache = _configured.file_cache
+    if not cache or length > FILE_CACHE_MAX_BYTES or not is_object_store(uri):
+        return read()
+    path = os.path.join(cache, hashlib.sha256(f"{uri}\0{size}\0{length}".encode()).hexdigest())
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+        if len(data) == length:
+            return data
+    except OSError:
+        pass
+    data = read()
+    temporary = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
+    try:
+        with open(temporary, "wb") as f:
+            f.write(data)
+        os.replace(temporary, path)
+    except OSError:
+        with suppress(OSError):
+            os.remove(temporary)
+    return data
 
 
 def is_object_store(path: str) -> bool:
@@ -106,7 +168,7 @@ def resolve(uri: str) -> tuple[pafs.FileSystem, str]:
     and environment."""
     protocol, account, inner = split(uri)
     env = tuple(os.environ.get(name) for name in _ENVIRONMENT)
-    return _filesystem(protocol, account, _configured, env), inner
+    return _filesystem(protocol, account, replace(_configured, file_cache=None), env), inner
 
 
 _LIVE: dict[tuple, pafs.PyFileSystem] = {}

@@ -25,7 +25,7 @@ from ..delta import (
     run_rows,
 )
 from ..log.files import expand_paths
-from ..log.object_stores import configure
+from ..log.object_stores import configure, file_cache, is_object_store
 from .config import NightlyConfig, topic_configs, what_if_configs
 from .pipeline import CLUSTER_TABLES, DIR_TABLES, TABLES, analysed, cluster_tables
 
@@ -71,27 +71,37 @@ def run(spark: SparkSession, config: NightlyConfig, now: Callable[[], dt.datetim
             done(f"clean-up {table}")
         return remove_other_runs
 
-    begin(spark, where, snapshot_id, started, run_id, names)  # before any table: a killed run is recorded
-    done(RUNS)
-    with analysed(spark, log_dirs, started, configs, alternative, include_internal=config.include_internal,
-                  max_split_bytes=config.max_split_bytes) as tables:
-        _in_parallel([append(tables, name) for name in DIR_TABLES])
-    # Then each cluster's dirs together, from this run's own log_offsets rows: the data is not decoded again.
-    offsets = run_rows(spark, where, config.table_names["log_offsets"], snapshot_id, run_id)
-    tables = cluster_tables(spark, log_dirs, offsets, int(started.timestamp() * 1000), config.include_internal)
-    _in_parallel([append(tables, name) for name in CLUSTER_TABLES])
-    commit(spark, where, snapshot_id, started, run_id, names)  # only once every table's rows are in
-    done(MANIFEST)
-    replaced = bool(replaced_runs(spark, where, snapshot_id, run_id))
-    _in_parallel([clean(table, replaced) for table in names])
-    tables = {name: read_table(spark, config.location, table, snapshot_id) for name, table in zip(TABLES, names,
-                                                                                                    strict=True)}
-    if config.report:
-        from ..report import write_report
+    # the small files several views read (indexes, checkpoints) fetched once from a store, where a local session's
+    # processes can share them
+    with file_cache(any(is_object_store(d) for d in log_dirs) and _all_on_this_host(spark)):
+        begin(spark, where, snapshot_id, started, run_id, names)  # before any table: a killed run is recorded
+        done(RUNS)
+        with analysed(spark, log_dirs, started, configs, alternative, include_internal=config.include_internal,
+                      max_split_bytes=config.max_split_bytes) as tables:
+            _in_parallel([append(tables, name) for name in DIR_TABLES])
+        # Then each cluster's dirs together, from this run's own log_offsets rows: the data is not decoded again.
+        offsets = run_rows(spark, where, config.table_names["log_offsets"], snapshot_id, run_id)
+        tables = cluster_tables(spark, log_dirs, offsets, int(started.timestamp() * 1000), config.include_internal)
+        _in_parallel([append(tables, name) for name in CLUSTER_TABLES])
+        commit(spark, where, snapshot_id, started, run_id, names)  # only once every table's rows are in
+        done(MANIFEST)
+        replaced = bool(replaced_runs(spark, where, snapshot_id, run_id))
+        _in_parallel([clean(table, replaced) for table in names])
+        tables = {name: read_table(spark, config.location, table, snapshot_id) for name, table in zip(TABLES, names,
+                                                                                                        strict=True)}
+        if config.report:
+            from ..report import write_report
 
-        write_report(tables, config.report)  # from the committed snapshot, as any reader of the tables sees it
-        done("report")
+            write_report(tables, config.report)  # from the committed snapshot, as any reader of the tables sees it
+            done("report")
     return tables
+
+
+def _all_on_this_host(spark: SparkSession) -> bool:
+    """Whether the session's driver and executors run on this host: a classic session with a local master."""
+    from ..session import is_connect
+
+    return not is_connect(spark) and spark.sparkContext.master.startswith("local")
 
 
 # Delta commits the job makes at once. Each table's write is a Spark job and a commit to a table of its own, so
