@@ -26,6 +26,7 @@ from pathlib import Path
 import pytest
 
 from kafkalog_spark.log import object_stores
+from tests.harness.processes import free_port
 from tests.helpers.cloud_emulators import AZURITE_ACCOUNT, AZURITE_KEY, azurite, gcs_emulator
 from tests.helpers.corpus import ROOT
 from tests.helpers.object_store import store_environment
@@ -193,11 +194,7 @@ def test_a_gcs_listing_over_one_page_is_whole(tmp_path: Path, monkeypatch: pytes
 def test_an_unreachable_gcs_endpoint_is_one_line_after_gcsfs_retries(tmp_path: Path) -> None:
     """No server where ``STORAGE_EMULATOR_HOST`` points: gcsfs retries (six attempts with backoff: about 30 s) and
     logs each request it gives up on with its traceback; the user sees one line naming the URI, exit 2."""
-    import socket
-
-    with socket.socket() as s:  # a port nothing listens on
-        s.bind(("127.0.0.1", 0))
-        closed = s.getsockname()[1]
+    closed = free_port()  # nothing listens on it
     env = os.environ | NO_METADATA_SERVER | {"STORAGE_EMULATOR_HOST": f"http://127.0.0.1:{closed}"}
     done = subprocess.run([sys.executable, "-m", "kafkalog_spark.cli", "stats", "gs://fleet/broker/data"],
                           capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)

@@ -23,7 +23,6 @@ import fcntl
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import tempfile
 import time
@@ -31,6 +30,8 @@ import uuid
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
+
+from .processes import free_port
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 CACHE_DIR = REPO_ROOT / ".cache"
@@ -125,13 +126,6 @@ def _central_hint() -> str:
     except Exception as e:  # noqa: BLE001 - any failure means unreachable
         return f"Maven Central ({MAVEN_CENTRAL}) is unreachable from this machine: {e}."
     return "Maven Central is reachable; check the Maven output below (proxy/mirror settings?)."
-
-
-def free_port() -> int:
-    """A TCP port free on 127.0.0.1 right now (small race window, fine for tests)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def random_kafka_uuid() -> str:

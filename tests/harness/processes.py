@@ -17,6 +17,26 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def wait_answering(url: str, process: subprocess.Popen, log: Path | None = None, timeout_s: float = 60) -> None:
+    """Until ``url`` answers with any HTTP status (a server that refuses an unsigned request answers all the same);
+    RuntimeError if ``process`` ends first or nothing answers within ``timeout_s``."""
+    import urllib.error
+    import urllib.request
+
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            urllib.request.urlopen(url, timeout=2).close()
+            return
+        except urllib.error.HTTPError:
+            return
+        except OSError:
+            if process.poll() is not None or time.monotonic() > deadline:
+                where = f"; its log: {log}" if log else ""
+                raise RuntimeError(f"{url} did not answer (exit code {process.poll()}){where}") from None
+            time.sleep(0.2)
+
+
 def start_until_ready(name: str, cmd: list[str], log: Path, env: dict[str, str], ready: str,
                       timeout_s: float) -> subprocess.Popen:
     """``cmd`` started with its output in ``log``, once ``ready`` appears there; if it does not within ``timeout_s``

@@ -21,9 +21,6 @@ import fcntl
 import os
 import shutil
 import subprocess
-import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -31,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tests.harness.broker import CACHE_DIR
-from tests.helpers.object_store import _free_port
+from tests.harness.processes import free_port, wait_answering
 
 FAKE_GCS_SERVER = "github.com/fsouza/fake-gcs-server"
 FAKE_GCS_VERSION = "v1.56.1"
@@ -104,27 +101,12 @@ def azurite_blob() -> Path:
     return _cached(f"azurite-{AZURITE_VERSION}", "node_modules/.bin/azurite-blob", build)
 
 
-def _wait_answering(url: str, proc: subprocess.Popen, log: Path, timeout_s: float = 60) -> None:
-    """Until ``url`` answers with any HTTP status (Azurite refuses an unsigned request: it answers all the same)."""
-    deadline = time.monotonic() + timeout_s
-    while True:
-        try:
-            urllib.request.urlopen(url, timeout=2).close()
-            return
-        except urllib.error.HTTPError:
-            return
-        except OSError:
-            if proc.poll() is not None or time.monotonic() > deadline:
-                raise EmulatorError(f"{url} did not answer (exit code {proc.poll()}); its log: {log}") from None
-            time.sleep(0.2)
-
-
 @contextmanager
 def _process(cmd: list[str], log: Path, url: str) -> Iterator[None]:
     with open(log, "ab") as out:
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
     try:
-        _wait_answering(url, proc, log)
+        wait_answering(url, proc, log)
         yield
     finally:
         proc.terminate()
@@ -181,7 +163,7 @@ class GcsEmulator:
 def gcs_emulator(tmp: Path) -> Iterator[GcsEmulator]:
     """fake-gcs-server on 127.0.0.1, objects in memory, plain HTTP, stopped on exit."""
     binary = fake_gcs_server()
-    port = _free_port()
+    port = free_port()
     endpoint = f"http://127.0.0.1:{port}"
     log = tmp / "fake-gcs-server.log"
     cmd = [str(binary), "-backend", "memory", "-scheme", "http", "-host", "127.0.0.1", "-port", str(port),
@@ -230,7 +212,7 @@ class AzureEmulator:
 def azurite(tmp: Path) -> Iterator[AzureEmulator]:
     """Azurite's Blob service alone on 127.0.0.1 (its workspace under ``tmp``, no telemetry), stopped on exit."""
     launcher = azurite_blob()
-    port = _free_port()
+    port = free_port()
     workspace = tmp / "azurite"
     workspace.mkdir()
     log = tmp / "azurite.log"

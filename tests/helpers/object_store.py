@@ -6,10 +6,8 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
-import socket
 import subprocess
 import sys
-import time
 import urllib.request
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
@@ -17,29 +15,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from tests.harness.processes import free_port, wait_answering
+
 ROOT = Path(__file__).resolve().parents[2]
 # Credentials that exist only here: every output of a test is searched for the secret.
 ACCESS_KEY = "AKIAKAFKALOGTEST0001"
 SECRET = "kafkalogTestSecret+Do-Not-Print/7f3e"
 REGION = "eu-west-3"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _wait_http(url: str, timeout_s: float = 60) -> None:
-    deadline = time.monotonic() + timeout_s
-    while True:
-        try:
-            urllib.request.urlopen(url, timeout=2).close()
-            return
-        except OSError:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.2)
 
 
 @dataclass
@@ -106,7 +88,7 @@ def kinds(requests: list[dict]) -> Counter:
 @contextmanager
 def s3_server(tmp: Path, delay_ms: float = 0):
     """moto's server and the proxy in front of it, stopped on exit."""
-    port = _free_port()
+    port = free_port()
     moto = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     log = tmp / "s3-requests.jsonl"
@@ -114,7 +96,7 @@ def s3_server(tmp: Path, delay_ms: float = 0):
                               "--log", str(log), "--delay-ms", str(delay_ms)], stdout=subprocess.PIPE, cwd=ROOT)
     try:
         proxy_port = int(proxy.stdout.readline())
-        _wait_http(f"http://127.0.0.1:{port}/moto-api/")
+        wait_answering(f"http://127.0.0.1:{port}/moto-api/", moto)
         yield S3Server(f"http://127.0.0.1:{proxy_port}", f"http://127.0.0.1:{port}", log)
     finally:
         for p in (proxy, moto):
