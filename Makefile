@@ -49,7 +49,8 @@ test: $(STAMP)
 INTEGRATION_MARKERS     ?= field or packaging or engines or clusters_nightly or cluster or long or kill or stores
 INTEGRATION_TESTS       := tests/test_connect.py tests/test_databricks_notebook.py tests/test_packaging.py \
                            tests/test_local_engine.py tests/test_nightly_internal.py tests/test_standalone.py \
-                           tests/test_report.py tests/test_snapshots.py tests/test_object_store_spark.py
+                           tests/test_report.py tests/test_snapshots.py tests/test_object_store_spark.py \
+                           tests/test_object_store_clouds_nightly.py
 INTEGRATION_KILL_MATRIX ?= kinds
 test-integration: $(STAMP) browser
 	KAFKALOG_KILL_MATRIX=$(INTEGRATION_KILL_MATRIX) $(PY) -m pytest -m "$(INTEGRATION_MARKERS)" $(INTEGRATION_TESTS)
@@ -80,11 +81,12 @@ test-long: $(STAMP) browser
 	$(PY) -m pytest -m long tests/test_report.py
 
 # The nightly job and the commands over an S3-compatible server on loopback (moto's, behind a counting proxy),
-# against the same over the local copies, and two commands over Spark Connect reading the store; make
-# test-integration runs all but the commands on every corpus (about 7 minutes), make test the source's views over it
-# on every corpus (and over GCS's and Azure's emulators).
+# against the same over the local copies, two commands over Spark Connect reading the store, and the nightly job
+# over GCS's and Azure's emulators; make test-integration runs all but the commands on every corpus (about 10
+# minutes), make test the source's views over every store on every corpus.
 test-stores: $(STAMP)
-	$(PY) -m pytest -m stores tests/test_object_store_spark.py tests/test_object_store_commands.py
+	$(PY) -m pytest -m stores tests/test_object_store_spark.py tests/test_object_store_clouds_nightly.py \
+		tests/test_object_store_commands.py
 
 # Only the packaging test: builds the wheel, installs it with [spark] into a fresh venv and runs `kafkalog demo`
 # from an empty directory.

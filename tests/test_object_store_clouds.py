@@ -16,21 +16,23 @@ from __future__ import annotations
 
 import base64
 import json
+import math
 import os
 import shutil
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from kafkalog_spark.log import object_stores
 from tests.harness.processes import free_port
-from tests.helpers.cloud_emulators import AZURITE_ACCOUNT, AZURITE_KEY, azurite, gcs_emulator
+from tests.helpers.cloud_emulators import AZURITE_ACCOUNT, AZURITE_KEY, azurite, gcs_emulator, request_kind
 from tests.helpers.corpus import ROOT
-from tests.helpers.object_store import store_environment
-from tests.test_object_store import CORPORA, STATE_VIEWS, VIEWS, same_rows, view_rows
+from tests.helpers.object_store import counting_proxy, store_environment
+from tests.test_object_store import CHUNK, CORPORA, STATE_VIEWS, VIEWS, same_rows, view_rows
 
 BUCKET = "fleet"
 NAMES = ("broker", "internal-3.9")  # data/samples/broker and data/samples-internal/3.9.2/broker
@@ -41,10 +43,17 @@ NO_METADATA_SERVER = {"GCE_METADATA_HOST": "127.0.0.1:9", "GCE_METADATA_IP": "12
 
 class Cloud:
     """One emulator with the corpora uploaded: ``base`` is the store URI that stands where ``local`` (the local
-    copies' root, ``local/<name>/data``) stands, so that ``base/<name>/data`` is corpus ``name`` in the store."""
+    copies' root, ``local/<name>/data``) stands, so that ``base/<name>/data`` is corpus ``name`` in the store.
+    ``emulator`` is reached through the counting proxy (its endpoint is the proxy's); ``requests`` are the ones it
+    logged."""
 
-    def __init__(self, kind: str, emulator, base: str, local: Path, secrets: tuple[str, ...]) -> None:
+    def __init__(self, kind: str, emulator, base: str, local: Path, secrets: tuple[str, ...], log: Path) -> None:
         self.kind, self.emulator, self.base, self.local, self.secrets = kind, emulator, base, local, secrets
+        self.log = log
+
+    def requests(self, since: int = 0) -> list[dict]:
+        lines = self.log.read_text().splitlines() if self.log.exists() else []
+        return [json.loads(line) for line in lines[since:]]
 
     def uri(self, name: str) -> str:
         return f"{self.base}/{name}/data"
@@ -63,16 +72,21 @@ def cloud(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFacto
     kind = request.param
     tmp = tmp_path_factory.mktemp(kind)
     local = tmp / "copies"
+    log = tmp / "requests.jsonl"
     with (gcs_emulator(tmp) if kind == "gcs" else azurite(tmp)) as emulator:
         base = (f"gs://{BUCKET}" if kind == "gcs" else
                 f"abfss://{BUCKET}@{AZURITE_ACCOUNT}.dfs.core.windows.net")
-        # no secret for GCS: an emulator is read anonymously, as Google's client libraries read it
-        cloud = Cloud(kind, emulator, base, local, () if kind == "gcs" else (AZURITE_KEY,))
         for name in NAMES:
-            shutil.copytree(ROOT / "data" / CORPORA[name], cloud.path(name))
-            emulator.upload(cloud.path(name), BUCKET, f"{name}/data")
-        with store_environment(cloud.env()):
-            yield cloud
+            shutil.copytree(ROOT / "data" / CORPORA[name], local / name / "data")
+            emulator.upload(local / name / "data", BUCKET, f"{name}/data")
+        server = emulator.endpoint if kind == "gcs" else emulator.blob_endpoint.rpartition("/")[0]
+        with counting_proxy(server, log) as endpoint:
+            counted = (replace(emulator, endpoint=endpoint) if kind == "gcs"
+                       else replace(emulator, blob_endpoint=f"{endpoint}/{AZURITE_ACCOUNT}"))
+            # no secret for GCS: an emulator is read anonymously, as Google's client libraries read it
+            cloud = Cloud(kind, counted, base, local, () if kind == "gcs" else (AZURITE_KEY,), log)
+            with store_environment(cloud.env()):
+                yield cloud
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -82,6 +96,37 @@ def test_every_view_reads_the_same_rows_from_the_store(cloud: Cloud, name: str) 
         same_rows(rows, view_rows(str(cloud.path(name)), view), cloud.uri(name), cloud.path(name))
         if view == "records":
             assert len(rows) > (1000 if name == "broker" else 100)
+
+
+def test_requests_are_what_the_store_charges_for(cloud: Cloud) -> None:
+    """As over S3 (tests/test_object_store.py): a view read (planning, then each task, which keeps no listing of
+    its own) lists the log dir once (1,000 keys a request), looks up no file the listing gave (gcsfs's and adlfs's
+    files look their object up when opened for reading, a listing and a GET, or a HEAD, per `.log` split), reads each
+    file in ranged GETs of 8 MiB, and writes nothing."""
+    local = cloud.path("broker")
+    sizes = {f"broker/data/{p.relative_to(local).as_posix()}": p.stat().st_size for p in local.rglob("*")
+             if p.is_file()}
+    for view in ("record_stats", "segments"):
+        m = len(cloud.requests())
+        assert view_rows(cloud.uri("broker"), view)
+        made = cloud.requests(m)
+        assert {r["method"] for r in made} <= {"GET", "HEAD"}, made  # nothing written
+        by_kind: dict[str, list[tuple[str, dict]]] = {}
+        for r in made:
+            kind, key = request_kind(cloud.kind, r, BUCKET)
+            by_kind.setdefault(kind, []).append((key, r))
+        assert len(by_kind.get("LIST", [])) <= 2 + math.ceil(len(sizes) / 1000), (view, by_kind.get("LIST"))
+        # the log dir's own existence (no object has its name), never a file's
+        assert {key for key, _ in by_kind.get("META", [])} <= {"broker/data"}, (view, by_kind.get("META"))
+        assert len(by_kind.get("META", [])) <= 2 and not by_kind.get("BUCKET"), (view, by_kind)
+        fetched: dict[str, int] = {}
+        for key, r in by_kind.get("GET", []):
+            assert key in sizes and r["range"], r  # ranged reads of listed files only
+            fetched[key] = fetched.get(key, 0) + 1
+        for key, n in fetched.items():
+            assert n <= math.ceil(sizes[key] / CHUNK), (view, key, n)
+        if view == "record_stats":  # every non-empty `.log` decoded
+            assert {key for key, size in sizes.items() if key.endswith(".log") and size} <= set(fetched)
 
 
 def test_read_log_and_globs_over_the_store(cloud: Cloud) -> None:

@@ -241,8 +241,7 @@ class ObjectStoreHandler(pafs.FSSpecHandler):
         base = selector.base_dir.rstrip("/")
         with store_errors():
             try:
-                entries = (self.fs.find(base, withdirs=True, detail=True).values() if selector.recursive
-                           else self.fs.ls(base, detail=True))
+                entries = (self.find(base).values() if selector.recursive else self.fs.ls(base, detail=True))
             except FileNotFoundError:
                 if selector.allow_not_found:
                     return []
@@ -253,6 +252,24 @@ class ObjectStoreHandler(pafs.FSSpecHandler):
             if not entries and not self.fs.exists(base):
                 raise FileNotFoundError(base)
         return [self._info(e["name"], e) for e in entries]
+
+    def find(self, base: str) -> dict[str, dict]:
+        """Everything under ``base`` (one paginated listing with no delimiter), kept as the listing of each directory
+        in it (and of ``base``) that the store's filesystem did not keep itself: s3fs and gcsfs keep them, adlfs does
+        not, so each directory's listing and each open that follows would ask again (two listings a directory)."""
+        found = self.fs.find(base, withdirs=True, detail=True)
+        listings: dict[str, list[dict]] = {base: []}
+        for name, entry in found.items():
+            name = name.rstrip("/")
+            if name == base:
+                continue
+            listings.setdefault(name.rpartition("/")[0], []).append(entry)
+            if entry["type"] == "directory":
+                listings.setdefault(name, [])
+        for directory, entries in listings.items():
+            if directory not in self.fs.dircache:
+                self.fs.dircache[directory] = entries
+        return found
 
     def get_file_info(self, paths: list[str]) -> list[pafs.FileInfo]:
         out = []
@@ -276,10 +293,15 @@ class ObjectStoreHandler(pafs.FSSpecHandler):
 
     def open_sized(self, path: str, size: int) -> pa.NativeFile:
         """``path`` (``size`` bytes, as listed) for random access: each ``read_at`` is one ranged GET."""
+        details = {"name": path, "size": size, "type": "file"}
         with store_errors():
-            f = self.fs.open(path, mode="rb", size=size, cache_type="none")
-        if getattr(f, "_details", True) is None:  # s3fs would ask for them (a HEAD) on the first read
-            f.details = {"name": path, "size": size, "type": "file"}
+            file_class = _LOOKS_UP_ON_OPEN.get(type(self.fs).__module__.partition(".")[0])
+            if file_class:
+                f = _open_with_details(file_class, self.fs, path, details)
+            else:
+                f = self.fs.open(path, mode="rb", size=size, cache_type="none")
+                if getattr(f, "_details", True) is None:  # s3fs would ask for them (a HEAD) on the first read
+                    f.details = details
         return pa.PythonFile(_StoreFile(f), mode="r")
 
     def open_input_file(self, path: str) -> pa.NativeFile:
@@ -313,6 +335,24 @@ def store_errors() -> Iterator[None]:
         status = getattr(e, "status_code", None) or getattr(e, "code", None)
         denied = status in (401, 403) or any(word in name for word in ("Credential", "Auth", "Token", "Signature"))
         raise (PermissionError if denied else OSError)(f"{name}: {e}") from None
+
+
+# The stores whose files look their object up when opened for reading (gcsfs's for its content type and metadata,
+# adlfs's for its properties), whatever size they are given: a request each (an object GET and a listing for gcsfs)
+# where the process keeps no listing of the file's directory, as in a task that reads one `.log` split. Such files
+# are made with the details the listing gave instead. (package -> its read-file class: module, name)
+_LOOKS_UP_ON_OPEN = {"gcsfs": ("gcsfs.core", "GCSFile"), "adlfs": ("adlfs.spec", "AzureBlobFile")}
+
+
+def _open_with_details(file_class: tuple[str, str], fs, path: str, details: dict):
+    """``file_class``'s read-mode file of ``path``, its lookup answered by ``details``: both classes ask for
+    ``details`` (fsspec's property, which makes the request only while ``_details`` is unset) in their constructor,
+    so it is set first. Opening the same file through ``fs.open`` differs only in that request."""
+    cls = getattr(importlib.import_module(file_class[0]), file_class[1])
+    f = cls.__new__(cls)
+    f._details = details
+    cls.__init__(f, fs, path, mode="rb", cache_type="none")  # the size, too, from the details
+    return f
 
 
 class _StoreFile:
@@ -351,7 +391,7 @@ def prefetch_listing(fs: pafs.FileSystem, inner: str, *, recursive: bool = True)
         try:
             with store_errors():
                 if recursive:
-                    fs.handler.fs.find(inner, withdirs=True, detail=True)
+                    fs.handler.find(inner)
                 else:
                     fs.handler.fs.ls(inner, detail=True)
         except OSError:

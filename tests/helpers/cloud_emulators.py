@@ -26,6 +26,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import unquote
 
 from tests.harness.broker import CACHE_DIR
 from tests.harness.processes import free_port, wait_answering
@@ -221,3 +222,19 @@ def azurite(tmp: Path) -> Iterator[AzureEmulator]:
     blob_endpoint = f"http://127.0.0.1:{port}/{AZURITE_ACCOUNT}"
     with _process(cmd, log, f"{blob_endpoint}?comp=list"):
         yield AzureEmulator(blob_endpoint, log)
+
+
+def request_kind(cloud: str, request: dict, bucket: str) -> tuple[str, str]:
+    """(LIST, META, GET or BUCKET, the object's key) of a request to an emulator of ``cloud`` ("gcs" or "azure") as
+    the counting proxy logged it (tests/helpers/s3_proxy.py): a listing, a lookup of one object's metadata or
+    properties, a read of its bytes, a question about the bucket (container)."""
+    path, query = request["path"], request["query"]
+    if cloud == "gcs":  # the JSON API: /storage/v1/b/BUCKET[/o[/KEY]], reads under /download/... ?alt=media
+        key = path.partition(f"/b/{bucket}/o/")[2]
+        kind = ("GET" if "alt=media" in query else "META" if key else
+                "LIST" if path.endswith(f"/b/{bucket}/o") else "BUCKET")
+        return kind, unquote(key)
+    key = path.removeprefix(f"/{AZURITE_ACCOUNT}/{bucket}").lstrip("/")  # Blob API: /ACCOUNT/CONTAINER/KEY
+    kind = ("LIST" if "comp=list" in query else "BUCKET" if "restype=container" in query else
+            "GET" if request["method"] == "GET" else "META")
+    return kind, key

@@ -92,16 +92,26 @@ def s3_server(tmp: Path, delay_ms: float = 0):
     moto = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     log = tmp / "s3-requests.jsonl"
-    proxy = subprocess.Popen([sys.executable, "-m", "tests.helpers.s3_proxy", "--upstream", f"http://127.0.0.1:{port}",
+    try:
+        with counting_proxy(f"http://127.0.0.1:{port}", log, delay_ms) as endpoint:
+            wait_answering(f"http://127.0.0.1:{port}/moto-api/", moto)
+            yield S3Server(endpoint, f"http://127.0.0.1:{port}", log)
+    finally:
+        moto.terminate()
+        moto.wait(timeout=30)
+
+
+@contextmanager
+def counting_proxy(upstream: str, log: Path, delay_ms: float = 0):
+    """The proxy of :mod:`tests.helpers.s3_proxy` in front of ``upstream`` (any store's HTTP API), each request
+    logged to ``log``; yields its endpoint, stopped on exit."""
+    proxy = subprocess.Popen([sys.executable, "-m", "tests.helpers.s3_proxy", "--upstream", upstream,
                               "--log", str(log), "--delay-ms", str(delay_ms)], stdout=subprocess.PIPE, cwd=ROOT)
     try:
-        proxy_port = int(proxy.stdout.readline())
-        wait_answering(f"http://127.0.0.1:{port}/moto-api/", moto)
-        yield S3Server(f"http://127.0.0.1:{proxy_port}", f"http://127.0.0.1:{port}", log)
+        yield f"http://127.0.0.1:{int(proxy.stdout.readline())}"
     finally:
-        for p in (proxy, moto):
-            p.terminate()
-            p.wait(timeout=30)
+        proxy.terminate()
+        proxy.wait(timeout=30)
 
 
 @contextmanager

@@ -1,11 +1,13 @@
 """The commands and the nightly job over an S3-compatible store and over the local copies, in one process
-(tests/test_object_store_spark.py runs it with the AWS variables set):
+(tests/test_object_store_spark.py runs it with the AWS variables set, tests/test_object_store_clouds_nightly.py with
+the GCS and Azure emulators'):
 
-    python -m tests.helpers.object_store_client nightly|commands WORK CORPORA_JSON REQUESTS_LOG
+    python -m tests.helpers.object_store_client nightly|commands|clouds WORK CORPORA_JSON REQUESTS_LOG
 
-CORPORA_JSON maps each store URI to its local copy. ``nightly`` runs the nightly job over the store into a
-warehouse in the same store, killed mid-way, then `kafkalog nightly` of the same snapshot and `kafkalog report` from
-it, on the session the command starts;
+CORPORA_JSON maps each store URI to its local copy (for ``clouds``, each cloud to such a map).
+``nightly`` runs the nightly job over the store into a warehouse in the same store, killed mid-way, then
+`kafkalog nightly` of the same snapshot and `kafkalog report` from it, on the session the command starts;
+``clouds`` runs `kafkalog nightly` over each cloud's log dirs and the job over the local copies (:func:`run_clouds`);
 ``commands`` runs every command over both on the local engine (Sail, in this process: a process holds a classic
 session or Connect sessions, not both). Prints one JSON line: each command's exit codes and the first difference
 between its outputs, the requests the store served during the nightly run, the tables read back, and every output
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import functools
 import io
 import json
 import sys
@@ -144,6 +147,50 @@ def run_nightly(work: Path, corpora: dict[str, str], requests_log: Path) -> dict
     return result
 
 
+def run_clouds(work: Path, clouds: dict[str, dict[str, str]]) -> dict:
+    """`kafkalog nightly` over each cloud's log dirs (``clouds``: cloud -> store URI -> local copy) into a local
+    warehouse with its report, the dirs given by ``--log-dir`` for the first cloud and by a TOML configuration for
+    the others; after each, the nightly job over the local copies as of that run's snapshot time. The tables of
+    both, per cloud."""
+    from pyspark.sql import SparkSession
+    from pyspark.sql import functions as F
+
+    from kafkalog_spark.delta import TableLocation, committed
+    from kafkalog_spark.nightly import run
+
+    work.mkdir(parents=True, exist_ok=True)
+    result: dict = {"outputs": [], "seconds": {}, "clouds": {}}
+    for i, (cloud, corpora) in enumerate(clouds.items()):
+        warehouse, report = work / f"wh-{cloud}", work / f"report-{cloud}.html"
+        if i == 0:
+            argv = ["--warehouse", str(warehouse), "--report", str(report),
+                    *(a for d in corpora for a in ("--log-dir", d))]
+        else:
+            config = work / f"nightly-{cloud}.toml"
+            config.write_text(f"[input]\nlog_dirs = {json.dumps(list(corpora))}\ninclude_internal = true\n"
+                              f"[output]\nwarehouse = {json.dumps(str(warehouse))}\n"
+                              f"[report]\npath = {json.dumps(str(report))}\n")
+            argv = ["--config", str(config)]
+        started = time.monotonic()
+        code, out, err = run_cli("nightly", "--kafka-version", "3.9", "--snapshot-id", SNAPSHOT, *argv)
+        result["seconds"][cloud] = round(time.monotonic() - started, 1)
+        entry: dict = {"code": code, "stderr": err[-4000:]}
+        result["clouds"][cloud] = entry
+        result["outputs"] += [out, err]
+        if code != 0:
+            continue
+        spark = SparkSession.getActiveSession()  # the command's
+        row = committed(spark, TableLocation(warehouse=str(warehouse))).where(F.col("snapshotId") == SNAPSHOT).first()
+        local = work / f"wh-local-{cloud}"
+        at = row.snapshotTime.replace(tzinfo=dt.UTC)
+        run(spark, nightly_config(list(corpora.values()), str(local), None), now=functools.partial(lambda t: t, at))
+        entry["tables"] = {"store": nightly_tables(spark, str(warehouse), corpora),
+                           "local": nightly_tables(spark, str(local), corpora)}
+        entry["report"] = report.read_text()
+        result["outputs"] += [entry["report"], *("\n".join(rows) for rows in entry["tables"]["store"].values())]
+    return result
+
+
 def killed_over_the_store(log_dirs: list[str]) -> dict:
     """The nightly job of ``log_dirs`` (the store's) into the store's warehouse as `kafkalog nightly` runs it next,
     SIGKILLed right after its first table's commit (tests/helpers/snapshots.py), and what the warehouse then holds,
@@ -183,5 +230,7 @@ if __name__ == "__main__":
     mode, work_dir, corpora_json, log_path = sys.argv[1], Path(sys.argv[2]), json.loads(sys.argv[3]), Path(sys.argv[4])
     if mode == "nightly":
         print(json.dumps(run_nightly(work_dir, corpora_json, log_path)))
+    elif mode == "clouds":
+        print(json.dumps(run_clouds(work_dir, corpora_json)))
     else:
         print(json.dumps(run_commands(work_dir, corpora_json, "local", COMMANDS)))

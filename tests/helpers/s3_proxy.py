@@ -3,12 +3,13 @@
     python -m tests.helpers.s3_proxy --upstream http://127.0.0.1:PORT --port 0 --log requests.jsonl --delay-ms 20
 
 Every request is forwarded as it came (signatures stay valid: the Host header is kept) and logged as one JSON line:
-its method, path, query, the bytes of its Range header and the response status. ``--delay-ms`` adds a round trip's
-latency to every request. Faults are set while it runs, with a request to the proxy itself:
-``POST /__proxy/faults`` and a JSON body ``{"status": 503, "count": 3, "match": "00000000000000000000.log"}``
-(the next 3 requests whose path contains ``match`` are answered 503 SlowDown without reaching the server), or
-``{"reset_after": 1000, "count": 1, "match": ".log"}`` (the response is cut after 1,000 body bytes and the
-connection reset). The port it listens on is printed as its first line.
+its method, path, query, the bytes of its Range header (or Azure's x-ms-range) and the response status. It serves in
+front of the GCS and Azure emulators too (:mod:`tests.test_object_store_clouds` counts their requests); its faults
+answer as S3 does. ``--delay-ms`` adds a round trip's latency to every request. Faults are set while it runs, with a
+request to the proxy itself: ``POST /__proxy/faults`` and a JSON body ``{"status": 503, "count": 3, "match":
+"00000000000000000000.log"}`` (the next 3 requests whose path contains ``match`` are answered 503 SlowDown without
+reaching the server), or ``{"reset_after": 1000, "count": 1, "match": ".log"}`` (the response is cut after 1,000
+body bytes and the connection reset). The port it listens on is printed as its first line.
 """
 
 from __future__ import annotations
@@ -40,6 +41,11 @@ class Proxy(ThreadingHTTPServer):
         self.delay_s = delay_s
         self.faults: list[dict] = []
         self.lock = threading.Lock()
+
+    def handle_error(self, request, client_address) -> None:
+        """A client that hangs up mid-response (a cancelled read) is its business, not a traceback on stderr."""
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
 
     def take_fault(self, path: str) -> dict | None:
         with self.lock:
@@ -79,7 +85,7 @@ class Handler(BaseHTTPRequestHandler):
         path, _, query = self.path.partition("?")
         fault = self.server.take_fault(path)
         status = self._forward(body, fault) if not (fault and "status" in fault) else self._fail(fault["status"])
-        rng = self.headers.get("Range")
+        rng = self.headers.get("Range") or self.headers.get("x-ms-range")  # Azure's SDK sends its own header
         self.server.log.write(json.dumps({"method": self.command, "path": path, "query": query, "range": rng,
                                           "status": status}) + "\n")
 
