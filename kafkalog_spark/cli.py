@@ -20,7 +20,16 @@ import sys
 from collections.abc import Sequence
 
 from . import __version__
-from .commands import compaction_preview, dump, internal_state, nightly, report, retention_plan, stats
+from .commands import (
+    compaction_preview,
+    compare_replicas,
+    dump,
+    internal_state,
+    nightly,
+    report,
+    retention_plan,
+    stats,
+)
 from .commands.output import set_progress
 from .commands.runtime import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, usage_message
 from .log.object_stores import StoreOptions, configure
@@ -68,7 +77,7 @@ def build_parser() -> argparse.ArgumentParser:
                      allow_abbrev=False)
     _global_options(parser, top=True)
     sub = parser.add_subparsers(dest="command", required=True)
-    for command in (dump, stats, retention_plan, compaction_preview, internal_state, nightly, report):
+    for command in (dump, stats, retention_plan, compaction_preview, internal_state, compare_replicas, nightly, report):
         command.add_parser(sub)
     for p in sub.choices.values():
         p.allow_abbrev = False  # a prefix of an option is a mistake, not a guess

@@ -140,6 +140,16 @@ _TABLE: list[tuple[str, Severity, str, str]] = [
      "metadata has for its topic name (a topic deleted and created again)"),
     ("deleted_topic_on_disk", W, "catalog_checks", "a partition dir of a topic the cluster metadata deleted, not yet "
      "removed (normal for file.delete.delay.ms after a deletion)"),
+    # replicas of a partition on several brokers compared (replica_comparison)
+    ("replica_divergent", E, "replica_comparison", "a replica holds records its partition's leader does not: it "
+     "truncates them when it fetches from the leader again (after an unclean leader election, a lost disk, a "
+     "restore); the finding names its first batch that goes"),
+    ("replica_acknowledged_records_lost", E, "replica_comparison", "of a divergent replica's records, some were below "
+     "its own high watermark: acknowledged to producers (acks=all) and not on the leader, so lost"),
+    ("replica_batches_differ", E, "replica_comparison", "below the offset a replica truncates to, a batch differs "
+     "from the leader's (offsets or CRC; for a compacted topic, a record's key or value): Kafka never repairs it"),
+    ("replica_leader_epoch_differs", W, "replica_comparison", "a batch both replicas hold with the same CRC but "
+     "another partitionLeaderEpoch (which the CRC does not cover)"),
     # validation: segments and batches
     ("batch_offsets_not_increasing", E, "validate", "a batch's first offset is not above the previous batch's "
      "last"),

@@ -48,14 +48,16 @@ def header_data_bytes(headers: Column) -> Column:
 
 def without_payloads(records: DataFrame) -> DataFrame:
     """The records view without values and headers: the headers become their sizes (``headerBytes``, as a v2
-    record encodes them; ``headerDataBytes``, their keys' and values' bytes); a null value stays visible as
-    ``valueSize`` -1 and keys stay. What the segment statistics and the compaction preview need of a record,
-    in a fraction of its bytes: the nightly job keeps this in memory, not the payloads (caching the records
-    view with its headers ran a 1 GiB heap out of memory on 1 GB of log). Already reduced: returned as is."""
+    record encodes them; ``headerDataBytes``, their keys' and values' bytes), the value its MD5 (``valueHash``);
+    a null value stays visible as ``valueSize`` -1 and keys stay. What the segment statistics and the compaction
+    preview need of a record, in a fraction of its bytes: the nightly job keeps this in memory, not the payloads
+    (caching the records view with its headers ran a 1 GiB heap out of memory on 1 GB of log). Already reduced:
+    returned as is."""
     if "headers" not in records.columns:
         return records
     return (records.withColumn("headerBytes", header_bytes(F.col("headers")))
             .withColumn("headerDataBytes", header_data_bytes(F.col("headers")))
+            .withColumn("valueHash", F.md5(F.col("value")))  # replicas' records compared (null: a tombstone)
             .drop("value", "headers"))
 
 

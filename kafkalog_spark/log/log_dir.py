@@ -342,12 +342,18 @@ def containing_log_dir(path: str, filesystem: pafs.FileSystem | None = None) -> 
 def cluster_id(path: str, filesystem: pafs.FileSystem | None = None) -> str | None:
     """The ``cluster.id`` in the ``meta.properties`` of the log dir at or above ``path`` (a log dir or a partition
     dir): None when there is no readable, valid one (its reader's findings are the validation's to report)."""
+    return broker_identity(path, filesystem)[0]
+
+
+def broker_identity(path: str, filesystem: pafs.FileSystem | None = None) -> tuple[str | None, int | None]:
+    """(``cluster.id``, the broker's ``node.id`` or ``broker.id``) of the log dir at or above ``path``, from its
+    ``meta.properties``; (None, None) when there is no readable, valid one."""
     log_dir = containing_log_dir(path, filesystem)
     fs, inner = resolve(log_dir, filesystem)
     if fs.get_file_info(f"{inner.rstrip('/')}/{META_PROPERTIES}").type != pafs.FileType.File:
-        return None
+        return None, None
     meta = MetaProperties.read(f"{log_dir.rstrip('/')}/{META_PROPERTIES}", filesystem)
-    return None if meta.findings else meta.cluster_id
+    return (None, None) if meta.findings else (meta.cluster_id, meta.node_id)
 
 
 def group_by_cluster(log_dirs: list[str], filesystem: pafs.FileSystem | None = None) -> dict[str | None, list[str]]:

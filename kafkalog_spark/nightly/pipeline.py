@@ -16,11 +16,12 @@ from pyspark.sql import functions as F
 from ..config import TopicConfigs
 
 VIEWS = ("segments", "batches", "record_stats", "index", "partition_files")  # and part of the records
-# Tables of each log dir on its own (a logDir column), then tables of each cluster's log dirs together: what its
-# internal topics say (group offsets, transactions, the metadata) against the partitions on all of its brokers.
+# Tables of each log dir on its own (a logDir column), with replica_comparison, which sets the replicas of each
+# partition in those dirs side by side; then tables of each cluster's log dirs together: what its internal topics
+# say (group offsets, transactions, the metadata) against the partitions on all of its brokers.
 DIR_TABLES = ("segment_stats", "partition_stats", "log_dir_stats", "index_findings", "retention_plan",
               "retention_forecast", "compaction_preview", "compaction_preview_segments", "topic_configs",
-              "log_offsets")
+              "log_offsets", "replica_comparison")
 CLUSTER_TABLES = ("consumer_positions", "open_transactions", "catalog_checks")
 TABLES = DIR_TABLES + CLUSTER_TABLES
 
@@ -46,7 +47,42 @@ def read_cached_views(spark: SparkSession, log_dirs: Sequence[str], include_inte
         whole = source_views(spark, log_dirs, ["records"], topics=",".join(compacted), **options)["records"]
         records = whole.unionByName(records.where(~F.col("topic").isin(compacted)))
     views["records"] = without_payloads(records).persist()
+    if include_internal:  # the cluster metadata's topics: each partition's leader, the topics' cleanup.policy
+        views["topic_catalog"] = source_views(spark, log_dirs, ["topic_catalog"], **options)["topic_catalog"].persist()
     return views
+
+
+def replica_table(spark: SparkSession, log_dirs: Sequence[str], views: dict[str, DataFrame], log_offsets: DataFrame,
+                  configs: TopicConfigs) -> tuple[DataFrame, DataFrame]:
+    """The ``replica_comparison`` table of ``log_dirs`` and its findings, from their views (``batches``,
+    ``records`` reduced or not, ``partition_files``, ``segments``, and ``topic_catalog`` when the metadata is to be
+    read) and ``log_offsets``; each dir's broker from its ``meta.properties``. The compacted topics (``configs``',
+    and those the cluster metadata records as compact) are compared by their records: read here when ``views``
+    lacks them."""
+    from ..analysis.compaction import compacted_topics
+    from ..analysis.record_sizes import without_payloads
+    from ..analysis.replicas.replica_comparison import (
+        BROKERS,
+        compacted_in_catalog,
+        replica_comparison,
+        replica_findings,
+    )
+    from ..analysis.topic_config_table import topics_of
+    from ..log.log_dir import broker_identity, containing_log_dir
+    from ..source import read_views as source_views
+
+    dirs = dict.fromkeys(containing_log_dir(d) for d in log_dirs)
+    brokers = spark.createDataFrame([(d, *broker_identity(d)) for d in dirs], BROKERS)
+    catalog = views.get("topic_catalog")
+    compacted = set(compacted_topics(configs, topics_of(views["segments"])))
+    extra = sorted(set(compacted_in_catalog(catalog)) - compacted) if catalog is not None else []
+    records = without_payloads(views["records"])
+    if extra:  # compact by the metadata's configs only: their records were not read with the configs' own
+        more = without_payloads(source_views(spark, log_dirs, ["records"], topics=",".join(extra))["records"])
+        records = records.where(~F.col("topic").isin(extra)).unionByName(more)
+    rows = replica_comparison(views["batches"], records, views["partition_files"], log_offsets, catalog, brokers,
+                              compacted | set(extra))
+    return rows, replica_findings(rows)
 
 
 def compute(spark: SparkSession, views: dict[str, DataFrame], configs: TopicConfigs, log_dirs: Sequence[str],
@@ -71,13 +107,17 @@ def compute(spark: SparkSession, views: dict[str, DataFrame], configs: TopicConf
     # each log dir's topics with their effective configs (the configs are per topic, the table per log dir)
     dir_topics = views["segments"].where("problem is null").select("logDir", "topic").distinct()
     topic_rows = topic_configs_table(spark, configs, topics_of(views["segments"])).join(dir_topics, "topic")
+    # persisted: the replica comparison reads it too (the job unpersists it with the views)
+    offsets = log_offsets(views["records"], views["batches"], views["segments"], views["partition_files"], configs,
+                          now_ms, context=context).persist()
+    replicas, replica_problems = replica_table(spark, log_dirs, views, offsets, configs)
     segments = segment_stats(views["segments"], views["batches"], views["record_stats"], configs)
     partitions = partition_stats(segments, views["partition_files"])
     return {
         "segment_stats": segments,
         "partition_stats": partitions,
         "log_dir_stats": log_dir_stats(partitions, views["segments"]),
-        "index_findings": index_findings(spark, views, log_dirs=log_dirs),
+        "index_findings": index_findings(spark, views, log_dirs=log_dirs).unionByName(replica_problems),
         "retention_plan": retention_plan(views["segments"], views["batches"], views["partition_files"], configs,
                                          now_ms),
         "retention_forecast": retention_forecast(views["segments"], views["batches"], views["partition_files"],
@@ -86,8 +126,8 @@ def compute(spark: SparkSession, views: dict[str, DataFrame], configs: TopicConf
         "compaction_preview": compaction.partitions,
         "compaction_preview_segments": compaction.segments,
         "topic_configs": topic_rows,
-        "log_offsets": log_offsets(views["records"], views["batches"], views["segments"], views["partition_files"],
-                                   configs, now_ms, context=context),
+        "log_offsets": offsets,
+        "replica_comparison": replicas,
     }
 
 
@@ -168,7 +208,7 @@ def analysed(spark: SparkSession, log_dirs: Sequence[str], started: dt.datetime,
     try:
         tables = compute(spark, views, configs, log_dirs, int(started.timestamp() * 1000), alternative)
         # partition_stats and log_dir_stats are built on segment_stats: cached, it is computed once, not per table
-        cached.append(tables["segment_stats"].persist())
+        cached += [tables["segment_stats"].persist(), tables["log_offsets"]]
         yield {name: _log_dir_first(tables[name]) for name in DIR_TABLES}
     finally:
         for df in cached:

@@ -1,0 +1,9 @@
+"""Replicas of one partition on several brokers, compared offline (Kafka's replication rules, one file per class):
+
+- :mod:`.leader_epoch_cache`: ``LeaderEpochFileCache``, a replica's epoch -> start offset lineage
+  (``leader-epoch-checkpoint``) and the end offset of an epoch in it;
+- :mod:`.fetcher_truncation`: where a follower truncates when it fetches from the leader again
+  (``AbstractFetcherThread`` with the leader's diverging-epoch check, KIP-101/KIP-279/KIP-320);
+- :mod:`.replica_set`: which partition dirs are replicas of one partition, and which of them leads;
+- :mod:`.replica_comparison`: the analysis over the views, one row per partition and replica.
+"""
