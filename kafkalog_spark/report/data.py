@@ -22,7 +22,7 @@ SEVERITIES = ("error", "warning", "info")
 # The tables the report reads, by the nightly job's names.
 REPORT_TABLES = ("partition_stats", "segment_stats", "index_findings", "retention_forecast", "compaction_preview")
 # The internal topics' tables: shown when the snapshot has them (snapshots written before they existed do not).
-STATE_REPORT_TABLES = ("consumer_positions", "open_transactions")
+STATE_REPORT_TABLES = ("consumer_positions", "open_transactions", "replica_comparison")
 # The forecast days a table shows (the chart shows every day of the forecast).
 FORECAST_COLUMNS_DAYS = (0, 1, 7)
 
@@ -53,6 +53,8 @@ class ReportData:
     group_position_count: int = 0
     transactions: Rows = field(default_factory=list)  # open transactions, the hanging ones first
     transaction_count: int = 0
+    replicas: Rows = field(default_factory=list)  # followers against their leaders, the divergent ones first
+    replica_count: int = 0  # replicas of partitions read on more than one broker, leaders aside
     limits: dict[str, int] = field(default_factory=dict)
 
 
@@ -81,7 +83,22 @@ def _summary(tables: Mapping[str, DataFrame]) -> dict[str, Any]:
                                      .select("clusterId", "group").distinct().count())
     if "open_transactions" in tables:
         totals["hangingTransactions"] = tables["open_transactions"].where(F.col("status") == "hanging").count()
+    if "replica_comparison" in tables:
+        totals["divergentReplicas"] = tables["replica_comparison"].where(F.col("status") == "divergent").count()
     return totals
+
+
+def _replicas(comparison: DataFrame, max_rows: int) -> tuple[Rows, int]:
+    """Followers of partitions read on several brokers: those that diverge first (the most acknowledged records
+    lost, then the most dropped), then those behind, then the consistent ones."""
+    followers = comparison.where((F.col("replicasRead") > 1) & (F.col("status") != "leader"))
+    rank = F.when(F.col("status") == "divergent", 0).when(F.col("status") == "behind", 1).otherwise(2)
+    rows = followers.orderBy(rank, F.desc_nulls_last("acknowledgedRecordsLost"), F.desc_nulls_last("droppedRecords"),
+                             "clusterId", "topic", "partition", "brokerId", "logDir")
+    out = rows.select("clusterId", "topic", "partition", "brokerId", "logDir", "status", "leaderBrokerId",
+                      "logEndOffset", "highWatermark", "truncationOffset", "droppedRecords", "acknowledgedRecordsLost",
+                      "mismatches")
+    return _rows(out.limit(max_rows)), followers.count()
 
 
 def _groups(positions: DataFrame, max_rows: int) -> tuple[Rows, int]:
@@ -207,11 +224,12 @@ def report_data(tables: Mapping[str, DataFrame], *, top: int = 20, timeline_part
     """The report's numbers from a snapshot's tables (the nightly job's, by name: ``partition_stats``,
     ``segment_stats``, ``index_findings``, ``retention_forecast``, ``compaction_preview``).
 
-    With ``consumer_positions`` and ``open_transactions`` (:data:`STATE_REPORT_TABLES`), the groups' positions and
-    the open transactions too. ``top``: topics and partitions shown in charts; ``timeline_partitions``: the
-    largest partitions drawn segment by segment, at most ``timeline_segments`` (the newest) each; ``max_rows``:
-    rows in a table. With a ``previous_partition_stats`` table (the snapshot before, see
-    :func:`~kafkalog_spark.report.snapshot_tables`), growth is also measured since that snapshot."""
+    With ``consumer_positions``, ``open_transactions`` and ``replica_comparison`` (:data:`STATE_REPORT_TABLES`),
+    the groups' positions, the open transactions and the replicas compared too. ``top``: topics and partitions
+    shown in charts; ``timeline_partitions``: the largest partitions drawn segment by segment, at most
+    ``timeline_segments`` (the newest) each; ``max_rows``: rows in a table. With a ``previous_partition_stats``
+    table (the snapshot before, see :func:`~kafkalog_spark.report.snapshot_tables`), growth is also measured
+    since that snapshot."""
     # Each table is read by several aggregations: read it once (a Delta table's read replays its log and joins
     # the snapshot manifest each time).
     cached = {name: tables[name].persist() for name in (*REPORT_TABLES, *STATE_REPORT_TABLES) if name in tables}
@@ -240,6 +258,8 @@ def _report_data(tables: Mapping[str, DataFrame], top: int, timeline_partitions:
     groups, group_count = _groups(tables["consumer_positions"], max_rows) if "consumer_positions" in tables else ([], 0)
     txns, txn_count = (_transactions(tables["open_transactions"], max_rows) if "open_transactions" in tables
                        else ([], 0))
+    replicas, replica_count = (_replicas(tables["replica_comparison"], max_rows) if "replica_comparison" in tables
+                               else ([], 0))
     previous = tables.get("previous_partition_stats")
     previous_id = previous.select(F.min("snapshotId")).collect()[0][0] if previous is not None else None
     return ReportData(
@@ -251,6 +271,6 @@ def _report_data(tables: Mapping[str, DataFrame], top: int, timeline_partitions:
         forecast_topics=forecast_topics, forecast_table=forecast_table, has_what_if=what_if,
         compaction=compaction, compaction_count=compaction_count, findings_by_check=by_check, findings=findings,
         finding_count=finding_count, groups=groups, group_position_count=group_count, transactions=txns,
-        transaction_count=txn_count,
+        transaction_count=txn_count, replicas=replicas, replica_count=replica_count,
         limits={"top": top, "timeline_partitions": timeline_partitions, "timeline_segments": timeline_segments,
                 "max_rows": max_rows, "horizon_days": horizon})

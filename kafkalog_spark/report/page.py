@@ -116,6 +116,9 @@ def _summary(data: ReportData) -> str:
     if "hangingTransactions" in s:
         cards.append(_card("hangingTransactions", "hanging transactions", s["hangingTransactions"],
                            format_count(s["hangingTransactions"]), "error" if s["hangingTransactions"] else ""))
+    if "divergentReplicas" in s:
+        cards.append(_card("divergentReplicas", "divergent replicas", s["divergentReplicas"],
+                           format_count(s["divergentReplicas"]), "error" if s["divergentReplicas"] else ""))
     return f'<div class="cards">{"".join(cards)}</div>'
 
 
@@ -184,6 +187,29 @@ def _internal_topics(data: ReportData) -> str:
                if data.transaction_count else '<p class="note">No open transactions.</p>'))
 
 
+REPLICA_COLUMNS = [Column("clusterId", "cluster"), Column("topic", "topic"), Column("partition", "partition"),
+                   Column("brokerId", "broker"), Column("logDir", "log dir", "dir"), Column("status", "status"),
+                   Column("leaderBrokerId", "compared with broker"),
+                   Column("logEndOffset", "log end offset", "count"),
+                   Column("highWatermark", "high watermark", "count"),
+                   Column("truncationOffset", "truncates to", "count"),
+                   Column("droppedRecords", "records dropped", "count"),
+                   Column("acknowledgedRecordsLost", "acknowledged records lost", "count"),
+                   Column("mismatches", "differing below the truncation", "count")]
+
+
+def _replicas(data: ReportData) -> str:
+    """Each follower against its leader (the nightly job's replica_comparison)."""
+    if not data.replica_count:
+        return '<p class="note">Every partition was read on one broker only: no replicas to compare.</p>'
+    return (table(data.replicas, REPLICA_COLUMNS, "table-replicas")
+            + _shown(len(data.replicas), data.replica_count, "replicas")
+            + '<p class="note">Where each replica truncates when it fetches from its leader again (the leader the '
+              "cluster metadata names, else the replica with the highest leader epoch), the records that drops and "
+              "how many were below its own high watermark: acknowledged, then lost. Divergent replicas come first."
+              "</p>")
+
+
 def _forecast_columns(data: ReportData) -> list[Column]:
     days = sorted(int(k[3:]) for k in (data.forecast_table[0] if data.forecast_table else {}) if k.startswith("day"))
     cols = [Column("topic", "topic"), Column("segments", "segments", "count"), Column("bytes", "bytes now", "bytes")]
@@ -240,6 +266,8 @@ def render_html(data: ReportData, title: str = "kafkalog report") -> str:
     ]
     if "groupsResetting" in s or "hangingTransactions" in s:  # a snapshot with the internal topics' tables
         sections.insert(-1, ("internal", "Groups and transactions", _internal_topics(data)))
+    if "divergentReplicas" in s:  # a snapshot with the replica comparison
+        sections.insert(-1, ("replicas", "Replicas", _replicas(data)))
     nav = "".join(f'<a href="#{key}">{html.escape(name)}</a>' for key, name, _ in sections)
     body = "".join(f'<section id="{key}"><h2>{html.escape(name)}</h2>{content}</section>'
                    for key, name, content in sections)
