@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import argparse
 
-from .arguments import configs_of, parse_time
-from .output import add_config_arguments, iso_utc, print_json, print_table, progress, row_dicts
+from .arguments import configs_of
+from .output import add_config_arguments, print_json, print_table, progress, row_dicts
 from .runner import add_fail_on, gate, refused_as_usage, run_on_log_dirs
 from .runtime import add_engine_argument, usage_errors
 from .stats import FINDING_COLUMNS
@@ -26,22 +26,19 @@ COLUMNS = ["topic", "partition", "brokerId", "status", "logEndOffset", "highWate
 @usage_errors("kafkalog compare-replicas")
 def run(args: argparse.Namespace) -> int:
     def inputs():
-        return parse_time(args.now, "--now"), configs_of(args)
+        return configs_of(args)
 
     def work(spark, checked) -> int:
-        from ..analysis.log_offsets import log_offsets
         from ..analysis.replicas.replica_comparison import ORDER
         from ..analysis.state_checks import FINDINGS_ORDER
-        from ..nightly.pipeline import read_cached_views, replica_table
+        from ..nightly.pipeline import replica_table, replica_views
 
-        now_ms, configs = checked
-        progress(f"comparing replicas as of {iso_utc(now_ms)}")
+        configs = checked
+        progress("comparing the replicas of each partition")
 
         def analysed() -> tuple[list[dict], list[dict]]:
-            views = read_cached_views(spark, args.log_dirs, args.include_internal, configs=configs)
-            offsets = log_offsets(views["records"], views["batches"], views["segments"], views["partition_files"],
-                                  configs, now_ms)
-            rows, findings = replica_table(spark, args.log_dirs, views, offsets, configs)
+            views = replica_views(spark, args.log_dirs, args.include_internal, configs)
+            rows, findings = replica_table(spark, args.log_dirs, views, configs)
             return (row_dicts(rows.orderBy(*ORDER)),
                     [r.asDict() for r in findings.orderBy(*FINDINGS_ORDER).collect()])
 
@@ -69,7 +66,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("log_dirs", nargs="+", metavar="LOGDIR", help="the log dirs of the brokers to compare")
     add_config_arguments(p, what_if=False)
     add_engine_argument(p)
-    p.add_argument("--now", metavar="ISO8601|epoch-ms", help="the load time to assume (default: now)")
     p.add_argument("--no-internal", dest="include_internal", action="store_false",
                    help="skip internal topics, the cluster metadata included (each partition's leader is then the "
                         "replica with the highest leader epoch)")

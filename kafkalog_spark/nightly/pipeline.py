@@ -52,11 +52,33 @@ def read_cached_views(spark: SparkSession, log_dirs: Sequence[str], include_inte
     return views
 
 
-def replica_table(spark: SparkSession, log_dirs: Sequence[str], views: dict[str, DataFrame], log_offsets: DataFrame,
+def replica_views(spark: SparkSession, log_dirs: Sequence[str], include_internal: bool,
+                  configs: TopicConfigs) -> dict[str, DataFrame]:
+    """What :func:`replica_table` reads of ``log_dirs`` when nothing else is computed from them: the batch headers,
+    the segments and partition files, the compacted topics' records (by ``configs``; those compacted by the cluster
+    metadata's configs are read by :func:`replica_table`) and, with ``include_internal``, the cluster metadata's
+    topics."""
+    from ..analysis.compaction import compacted_topics
+    from ..analysis.record_sizes import without_payloads
+    from ..analysis.topic_config_table import topics_of
+    from ..source import read_views as source_views
+
+    options = {"includeInternal": str(include_internal).lower()}
+    views = source_views(spark, log_dirs, ["batches", "segments", "partition_files"], **options)
+    compacted = compacted_topics(configs, topics_of(views["segments"]))
+    # a filter no topic matches when none is compacted: the view's schema, no rows read
+    views["records"] = without_payloads(source_views(spark, log_dirs, ["records"], topics=",".join(compacted) or None,
+                                                     **options)["records"].where(F.col("topic").isin(compacted)))
+    if include_internal:
+        views["topic_catalog"] = source_views(spark, log_dirs, ["topic_catalog"])["topic_catalog"]
+    return views
+
+
+def replica_table(spark: SparkSession, log_dirs: Sequence[str], views: dict[str, DataFrame],
                   configs: TopicConfigs) -> tuple[DataFrame, DataFrame]:
     """The ``replica_comparison`` table of ``log_dirs`` and its findings, from their views (``batches``,
     ``records`` reduced or not, ``partition_files``, ``segments``, and ``topic_catalog`` when the metadata is to be
-    read) and ``log_offsets``; each dir's broker from its ``meta.properties``. The compacted topics (``configs``',
+    read); each dir's broker from its ``meta.properties``. The compacted topics (``configs``',
     and those the cluster metadata records as compact) are compared by their records: read here when ``views``
     lacks them."""
     from ..analysis.compaction import compacted_topics
@@ -80,8 +102,8 @@ def replica_table(spark: SparkSession, log_dirs: Sequence[str], views: dict[str,
     if extra:  # compact by the metadata's configs only: their records were not read with the configs' own
         more = without_payloads(source_views(spark, log_dirs, ["records"], topics=",".join(extra))["records"])
         records = records.where(~F.col("topic").isin(extra)).unionByName(more)
-    rows = replica_comparison(views["batches"], records, views["partition_files"], log_offsets, catalog, brokers,
-                              compacted | set(extra))
+    rows = replica_comparison(views["batches"], records, views["segments"], views["partition_files"], catalog,
+                              brokers, compacted | set(extra))
     return rows, replica_findings(rows)
 
 
@@ -107,10 +129,7 @@ def compute(spark: SparkSession, views: dict[str, DataFrame], configs: TopicConf
     # each log dir's topics with their effective configs (the configs are per topic, the table per log dir)
     dir_topics = views["segments"].where("problem is null").select("logDir", "topic").distinct()
     topic_rows = topic_configs_table(spark, configs, topics_of(views["segments"])).join(dir_topics, "topic")
-    # persisted: the replica comparison reads it too (the job unpersists it with the views)
-    offsets = log_offsets(views["records"], views["batches"], views["segments"], views["partition_files"], configs,
-                          now_ms, context=context).persist()
-    replicas, replica_problems = replica_table(spark, log_dirs, views, offsets, configs)
+    replicas, replica_problems = replica_table(spark, log_dirs, views, configs)
     segments = segment_stats(views["segments"], views["batches"], views["record_stats"], configs)
     partitions = partition_stats(segments, views["partition_files"])
     return {
@@ -126,7 +145,8 @@ def compute(spark: SparkSession, views: dict[str, DataFrame], configs: TopicConf
         "compaction_preview": compaction.partitions,
         "compaction_preview_segments": compaction.segments,
         "topic_configs": topic_rows,
-        "log_offsets": offsets,
+        "log_offsets": log_offsets(views["records"], views["batches"], views["segments"], views["partition_files"],
+                                   configs, now_ms, context=context),
         "replica_comparison": replicas,
     }
 
@@ -208,7 +228,7 @@ def analysed(spark: SparkSession, log_dirs: Sequence[str], started: dt.datetime,
     try:
         tables = compute(spark, views, configs, log_dirs, int(started.timestamp() * 1000), alternative)
         # partition_stats and log_dir_stats are built on segment_stats: cached, it is computed once, not per table
-        cached += [tables["segment_stats"].persist(), tables["log_offsets"]]
+        cached.append(tables["segment_stats"].persist())
         yield {name: _log_dir_first(tables[name]) for name in DIR_TABLES}
     finally:
         for df in cached:

@@ -6,21 +6,51 @@ What it keeps is checked batch by batch against the leader's (base and last offs
 partitionLeaderEpoch, which the CRC does not cover. Below the larger of the two log start offsets nothing is
 compared (one side may have deleted it). A compacted topic is compared record by record instead (offset, key and
 value hashes, where both still hold the offset): each broker runs its own cleaner, so their batches differ once
-either has cleaned, without any record differing.
+either has cleaned, without any record differing. Batch headers are numpy arrays: a replica holds millions.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from .fetcher_truncation import truncation_offset
 from .replica_set import Replica
 
-# a batch header as the analysis reads it: base offset, last offset, record count, crc, partitionLeaderEpoch,
-# segment base offset, byte position
-BASE, LAST, COUNT, CRC, EPOCH, SEGMENT, POSITION = range(7)
-
 CONSISTENT, BEHIND, DIVERGENT, LEADER = "consistent", "behind", "divergent", "leader"
+
+
+@dataclass(frozen=True)
+class BatchHeaders:
+    """A replica's batches in offset order, one array per field (count -1 where Kafka has none: legacy entries)."""
+
+    base: np.ndarray
+    last: np.ndarray
+    count: np.ndarray
+    crc: np.ndarray
+    epoch: np.ndarray
+    segment: np.ndarray  # the base offset of the segment holding it
+    position: np.ndarray  # its byte position in that segment's `.log`
+
+    @classmethod
+    def of(cls, columns: dict[str, np.ndarray]) -> BatchHeaders:
+        """From unsorted columns named as the batches view names them."""
+        order = np.argsort(columns["baseOffset"], kind="stable")
+        return cls(*(np.asarray(columns[n], dtype=np.int64)[order] for n in
+                     ("baseOffset", "lastOffset", "count", "crc", "partitionLeaderEpoch", "segmentBaseOffset",
+                      "position")))
+
+    @classmethod
+    def empty(cls) -> BatchHeaders:
+        return cls(*(np.zeros(0, dtype=np.int64) for _ in range(7)))
+
+    def __len__(self) -> int:
+        return len(self.base)
+
+    def at(self, i: int) -> tuple[int, int, int]:
+        """(base offset, segment base offset, byte position) of batch ``i``."""
+        return int(self.base[i]), int(self.segment[i]), int(self.position[i])
 
 
 @dataclass
@@ -32,26 +62,27 @@ class Divergence:
     compared_by: str  # batches or records
     compared: int = 0  # batches (or records) found on both sides and compared
     mismatches: int = 0
-    first_mismatch: tuple | None = None  # the follower's batch header (or (offset, segment, position) of a record)
+    first_mismatch: tuple[int, int, int] | None = None  # (offset, segment, position) in the follower
     epoch_mismatches: int = 0
     dropped_ranges: list[dict] = field(default_factory=list)
     dropped_records: int = 0
     acknowledged_lost: int = 0
-    first_dropped: tuple | None = None  # the follower's first batch header that truncation cuts
+    first_dropped: tuple[int, int, int] | None = None  # the follower's first batch that truncation cuts
 
 
 def compare(follower: Replica, leader: Replica) -> Divergence:
-    """``follower`` against ``leader`` (each with its batch headers by base offset, and its records when the
-    topic is compacted)."""
+    """``follower`` against ``leader`` (each with its batch headers, and its records when the topic is
+    compacted)."""
     cut = truncation_offset(follower.log, leader.log)
+    f, lead = follower.batches, leader.batches
     start = max(follower.log.log_start_offset, leader.log.log_start_offset,
-                *(r.batches[0][BASE] for r in (follower, leader) if r.batches))
+                *(int(b.base[0]) for b in (f, lead) if len(b)))
     by_records = follower.compacted or leader.compacted
     d = Divergence(BEHIND, cut.offset, cut.epoch, start, "records" if by_records else "batches")
     if by_records:
         _compare_records(d, follower, leader, start, cut.offset)
     else:
-        _compare_batches(d, follower, leader, start, cut.offset)
+        _compare_batches(d, f, lead, start, cut.offset)
     _dropped(d, follower, cut.offset)
     if d.mismatches or cut.offset < follower.log.log_end_offset:
         d.status = DIVERGENT
@@ -60,19 +91,22 @@ def compare(follower: Replica, leader: Replica) -> Divergence:
     return d
 
 
-def _compare_batches(d: Divergence, follower: Replica, leader: Replica, start: int, end: int) -> None:
-    theirs = {b[BASE]: b for b in leader.batches}
-    for b in follower.batches:
-        if b[BASE] < start or b[LAST] >= end:
-            continue
-        other = theirs.get(b[BASE])
-        if other is not None and other[LAST] == b[LAST] and other[CRC] == b[CRC]:
-            d.compared += 1
-            d.epoch_mismatches += other[EPOCH] != b[EPOCH]
-            continue
-        d.mismatches += 1
-        if d.first_mismatch is None:
-            d.first_mismatch = b
+def _compare_batches(d: Divergence, f: BatchHeaders, lead: BatchHeaders, start: int, end: int) -> None:
+    """The follower's batches wholly in [start, end) against the leader's batch of the same base offset."""
+    mine = np.flatnonzero((f.base >= start) & (f.last < end))
+    if not len(mine):
+        return
+    at = np.searchsorted(lead.base, f.base[mine])
+    inside = at < len(lead)
+    at = np.where(inside, at, 0)
+    same = (inside & (lead.base[at] == f.base[mine]) & (lead.last[at] == f.last[mine]) & (lead.crc[at] == f.crc[mine])
+            if len(lead) else np.zeros(len(mine), dtype=bool))
+    d.compared = int(same.sum())
+    d.mismatches = int(len(mine) - d.compared)
+    if len(lead):
+        d.epoch_mismatches = int((same & (lead.epoch[at] != f.epoch[mine])).sum())
+    if d.mismatches:
+        d.first_mismatch = f.at(int(mine[np.flatnonzero(~same)[0]]))
 
 
 def _compare_records(d: Divergence, follower: Replica, leader: Replica, start: int, end: int) -> None:
@@ -83,34 +117,40 @@ def _compare_records(d: Divergence, follower: Replica, leader: Replica, start: i
         if follower.records[offset] != leader.records[offset]:
             d.mismatches += 1
             if d.first_mismatch is None:
-                d.first_mismatch = _batch_of(follower, offset)
+                d.first_mismatch = _batch_of(follower.batches, offset)
 
 
-def _batch_of(replica: Replica, offset: int) -> tuple | None:
-    return next((b for b in replica.batches if b[BASE] <= offset <= b[LAST]), None)
+def _batch_of(b: BatchHeaders, offset: int) -> tuple[int, int, int] | None:
+    """(offset, segment, position) of the batch holding ``offset``."""
+    i = int(np.searchsorted(b.base, offset, side="right")) - 1
+    return (offset, int(b.segment[i]), int(b.position[i])) if i >= 0 and b.last[i] >= offset else None
 
 
 def _dropped(d: Divergence, follower: Replica, cut: int) -> None:
     """The follower's records at or after ``cut``, as ranges by the epoch they were written in; those below its
     high watermark counted apart (acknowledged)."""
+    b = follower.batches
     hw = follower.high_watermark if follower.high_watermark is not None else -1
-    for b in follower.batches:
-        if b[LAST] < cut:
-            continue
-        first = max(b[BASE], cut)
-        if follower.compacted:  # offsets thin out after cleaning: the records themselves
-            offsets = [o for o in follower.records if first <= o <= b[LAST]]
-            records, acked = len(offsets), sum(1 for o in offsets if o < hw)
-        else:
-            records = b[LAST] - first + 1 if b[COUNT] is None or first > b[BASE] else b[COUNT]
-            acked = max(0, min(b[LAST], hw - 1) - first + 1)
-        if d.first_dropped is None:
-            d.first_dropped = b
-        d.dropped_records += records
-        d.acknowledged_lost += min(acked, records)
-        last = d.dropped_ranges[-1] if d.dropped_ranges else None
-        if last is not None and last["epoch"] == b[EPOCH] and last["lastOffset"] + 1 >= first:
-            last["lastOffset"], last["records"] = b[LAST], last["records"] + records
-        else:
-            d.dropped_ranges.append({"epoch": b[EPOCH], "firstOffset": first, "lastOffset": b[LAST],
-                                     "records": records})
+    cut_at = np.flatnonzero(b.last >= cut)
+    if not len(cut_at):
+        return
+    d.first_dropped = b.at(int(cut_at[0]))
+    first = np.maximum(b.base[cut_at], cut)
+    last = b.last[cut_at]
+    if follower.compacted:  # offsets thin out after cleaning: the records themselves
+        offsets = np.array(sorted(o for o in follower.records if o >= cut), dtype=np.int64)
+        lo, hi = np.searchsorted(offsets, first), np.searchsorted(offsets, last, side="right")
+        records = hi - lo
+        acked = np.searchsorted(offsets, np.minimum(last, hw - 1), side="right") - lo
+    else:
+        whole = (first == b.base[cut_at]) & (b.count[cut_at] >= 0)
+        records = np.where(whole, b.count[cut_at], last - first + 1)
+        acked = np.minimum(last, hw - 1) - first + 1
+    acked = np.clip(acked, 0, records)
+    d.dropped_records, d.acknowledged_lost = int(records.sum()), int(acked.sum())
+    epochs = b.epoch[cut_at]
+    # runs of contiguous batches of one epoch: usually one or two for a replica that diverged
+    breaks = np.flatnonzero((epochs[1:] != epochs[:-1]) | (first[1:] > last[:-1] + 1)) + 1
+    for lo, hi in zip(np.r_[0, breaks], np.r_[breaks, len(cut_at)], strict=True):
+        d.dropped_ranges.append({"epoch": int(epochs[lo]), "firstOffset": int(first[lo]),
+                                 "lastOffset": int(last[hi - 1]), "records": int(records[lo:hi].sum())})

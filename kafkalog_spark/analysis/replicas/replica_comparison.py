@@ -1,11 +1,10 @@
 """``replica_comparison``: one row per partition and replica, every replica of a partition (:mod:`.replica_set`)
 compared with its leader (:mod:`.divergence`), and the findings of the replicas that diverge.
 
-A function of the views of the log dirs (``batches``, ``records`` of the compacted topics, ``partition_files``,
-``topic_catalog``), of the ``log_offsets`` table (log start, log end and high watermark as a loading broker has
-them) and of each log dir's broker (read by the caller from ``meta.properties``). The batch headers are grouped per
-partition across brokers, with each replica's context as one more row of its group; a compacted topic's records
-are read as hashes.
+A function of the views of the log dirs (``batches``, ``records`` of the compacted topics, ``segments``,
+``partition_files``, ``topic_catalog``) and of each log dir's broker (read by the caller from ``meta.properties``).
+The batch headers are grouped per partition across brokers, with each replica's context as one more row of its
+group; a compacted topic's records are read as hashes.
 """
 
 from __future__ import annotations
@@ -23,6 +22,7 @@ from pyspark.sql.types import (
     StructType,
 )
 
+from ...log.checkpoints import LOG_START_OFFSET_CHECKPOINT, REPLICATION_OFFSET_CHECKPOINT
 from ..finding_columns import INDEX_FINDINGS, candidate, emit, text
 from .divergence import LEADER
 
@@ -73,19 +73,22 @@ REPLICA_COMPARISON = StructType([
 ORDER = ("clusterId", "topic", "partition", "brokerId", "logDir")
 BROKERS = "logDir string, clusterId string, brokerId int"  # each log dir's meta.properties
 _HEADER = ["baseOffset", "lastOffset", "count", "crc", "partitionLeaderEpoch", "segmentBaseOffset", "position"]
-_CONTEXT = ["clusterId", "brokerId", "topicId", "logStartOffset", "logEndOffset", "highWatermark", "epochs",
-            "compacted", "metadataLeader", "metadataLeaderEpoch", "isr"]
+_CONTEXT = ["clusterId", "brokerId", "topicId", "firstSegment", "activeSegment", "logStartCheckpoint",
+            "logStartFile", "highWatermarkCheckpoint", "epochs", "compacted", "metadataLeader", "metadataLeaderEpoch",
+            "isr"]
 
 
-def replica_comparison(batches: DataFrame, records: DataFrame, partition_files: DataFrame, log_offsets: DataFrame,
+def replica_comparison(batches: DataFrame, records: DataFrame, segments: DataFrame, partition_files: DataFrame,
                        topic_catalog: DataFrame | None, brokers: DataFrame, compacted: Iterable[str] = ()) -> DataFrame:
-    """The table (schema :data:`REPLICA_COMPARISON`). ``brokers``: each log dir's cluster and broker id (schema
+    """The table (schema :data:`REPLICA_COMPARISON`). Each replica's log start, log end and high watermark are those
+    a loading broker has (:mod:`..loaded_offsets`), from its segments, batch headers and checkpoint entries.
+    ``brokers``: each log dir's cluster and broker id (schema
     :data:`BROKERS`); ``compacted``: the topics compared by records (:func:`compacted_in_catalog` adds those the
     cluster metadata records as compact to the configs' own); ``records``: the records view of those topics (or
     :func:`~..record_sizes.without_payloads` of it); ``topic_catalog``: the cluster metadata's topics (None: not
     read, each partition's leader is then the replica with the highest epoch)."""
     compacted = sorted(set(compacted))
-    members = _members(partition_files, log_offsets, brokers, topic_catalog, compacted)
+    members = _members(segments, partition_files, brokers, topic_catalog, compacted)
     keys = members.select("logDir", "topic", "partition", "_set")
     heads = (batches.where(F.col("problem").isNull() & F.col("snapshotEndOffset").isNull()
                            & F.col("baseOffset").isNotNull())
@@ -115,11 +118,22 @@ def _record_hashes(records: DataFrame) -> DataFrame:
                     F.md5(F.col("key")).alias("keyHash"), value.alias("valueHash")))
 
 
-def _members(partition_files: DataFrame, log_offsets: DataFrame, brokers: DataFrame, topic_catalog: DataFrame | None,
+def _members(segments: DataFrame, partition_files: DataFrame, brokers: DataFrame, topic_catalog: DataFrame | None,
              compacted: list[str]) -> DataFrame:
-    """One row per partition replica: its offsets, lineage, topic id, broker, the replica set it belongs to
-    (``_set``: cluster, topic id, partition) and the set's leadership as the newest metadata any broker holds."""
+    """One row per partition replica (with live segments): its first and active segment, checkpoint entries, lineage,
+    topic id, broker, the replica set it belongs to (``_set``: cluster, topic id, partition) and the set's
+    leadership as the newest metadata any broker holds."""
+    live = (segments.where(F.col("problem").isNull() & (F.col("status") == "live") & F.col("baseOffset").isNotNull())
+            .groupBy("logDir", "topic", "partition")
+            .agg(F.min("baseOffset").alias("firstSegment"), F.max("baseOffset").alias("activeSegment")))
     ok = partition_files.where(F.col("problem").isNull())
+    checkpoints = (ok.where(F.col("fileType").isin(LOG_START_OFFSET_CHECKPOINT, REPLICATION_OFFSET_CHECKPOINT))
+                   .groupBy("logDir", "topic", "partition")
+                   .agg(F.max(F.when(F.col("fileType") == LOG_START_OFFSET_CHECKPOINT, F.col("offset")))
+                        .alias("logStartCheckpoint"),
+                        F.max(F.col("fileType") == LOG_START_OFFSET_CHECKPOINT).alias("logStartFile"),
+                        F.max(F.when(F.col("fileType") == REPLICATION_OFFSET_CHECKPOINT, F.col("offset")))
+                        .alias("highWatermarkCheckpoint")))
     ids = (ok.where(F.col("fileType") == "partition.metadata")
            .groupBy("logDir", "topic", "partition").agg(F.first("topicId").alias("topicId")))
     entry = F.struct(F.col("entry"), F.col("epoch"), F.col("startOffset"))
@@ -129,7 +143,7 @@ def _members(partition_files: DataFrame, log_offsets: DataFrame, brokers: DataFr
                        F.transform("_entries", lambda e: F.struct(e["epoch"].alias("epoch"),
                                                                   e["startOffset"].alias("startOffset"))
                                    ).alias("epochs")))
-    members = (log_offsets.select("logDir", "topic", "partition", "logStartOffset", "logEndOffset", "highWatermark")
+    members = (live.join(checkpoints, ["logDir", "topic", "partition"], "left")
                .join(ids, ["logDir", "topic", "partition"], "left")
                .join(lineage, ["logDir", "topic", "partition"], "left")
                .join(brokers, "logDir", "left")
@@ -161,39 +175,46 @@ def _leadership(topic_catalog: DataFrame, brokers: DataFrame) -> DataFrame:
 def _compare(key, table):
     """One replica set's rows (its replicas' context, batch headers and compacted records) -> its table rows."""
     import pyarrow as pa
+    import pyarrow.compute as pc
 
     from ...schemas import arrow_schema
-    from .divergence import compare
+    from ..loaded_offsets import loaded_offsets, log_end_offset
+    from .divergence import BatchHeaders, compare
     from .fetcher_truncation import ReplicaLog
     from .leader_epoch_cache import LeaderEpochFileCache
     from .replica_set import PartitionLeadership, Replica, choose_leader
 
-    cols = table.to_pydict()
-    context: dict[tuple, dict] = {}
-    found: dict[tuple, Replica] = {}
-    for i, kind in enumerate(cols["kind"]):
-        k = (cols["logDir"][i], cols["topic"][i], cols["partition"][i])
-        r = found.setdefault(k, Replica(k[0], None, None, None))
-        if kind == "replica":  # the replica's context: its row comes in any order among its batches
-            c = context[k] = {n: cols[n][i] for n in _CONTEXT}
-            c["epochs"] = [(e["epoch"], e["startOffset"]) for e in c["epochs"] or []]
-            r.broker_id, r.high_watermark, r.compacted = c["brokerId"], c["highWatermark"], bool(c["compacted"])
-            r.log = ReplicaLog(LeaderEpochFileCache(c["epochs"]), c["logStartOffset"] or 0, c["logEndOffset"] or 0)
-        elif kind == "batch":
-            r.batches.append(tuple(cols[n][i] for n in _HEADER))
-        else:
-            r.records[cols["baseOffset"][i]] = (cols["keyHash"][i], cols["valueHash"][i])
-    replicas = [r for k, r in sorted(found.items()) if k in context]  # a replica set has one replica per log dir
-    for r in replicas:
-        r.batches.sort()
-    if not replicas:
+    kinds = table["kind"]
+    context = {(r["logDir"], r["topic"], r["partition"]): r
+               for r in table.filter(pc.equal(kinds, "replica")).select(["logDir", "topic", "partition", *_CONTEXT])
+               .to_pylist()}
+    if not context:
         return pa.Table.from_pylist([], schema=arrow_schema(REPLICA_COMPARISON))
+    batches = table.filter(pc.equal(kinds, "batch"))
+    records = table.filter(pc.equal(kinds, "record"))
+    replicas: dict[tuple, Replica] = {}
+    for k, c in sorted(context.items()):
+        mine = batches.filter(pc.equal(batches["logDir"], k[0]))
+        heads = BatchHeaders.of({n: pc.fill_null(mine[n], -1).to_numpy() for n in _HEADER})
+        end = log_end_offset(c["activeSegment"], [int(heads.last.max())] if len(heads) else [])
+        loaded = loaded_offsets(c["firstSegment"], end, c["logStartCheckpoint"], c["highWatermarkCheckpoint"],
+                                log_start_file=bool(c["logStartFile"]))
+        epochs = [(e["epoch"], e["startOffset"]) for e in c["epochs"] or []]
+        c |= {"epochs": epochs, "logStartOffset": loaded.log_start_offset, "logEndOffset": end,
+              "highWatermark": loaded.high_watermark}
+        r = replicas[k] = Replica(k[0], c["brokerId"], ReplicaLog(LeaderEpochFileCache(epochs),
+                                                                  loaded.log_start_offset, end),
+                                  loaded.high_watermark, bool(c["compacted"]), heads)
+        if r.compacted:
+            own = records.filter(pc.equal(records["logDir"], k[0])).select(["baseOffset", "keyHash", "valueHash"])
+            r.records = dict(zip(own["baseOffset"].to_pylist(),
+                                 zip(own["keyHash"].to_pylist(), own["valueHash"].to_pylist(), strict=True),
+                                 strict=True))
     first = context[min(context)]
     meta = PartitionLeadership(first["metadataLeader"], first["metadataLeaderEpoch"], tuple(first["isr"] or ()))
-    leader, source = choose_leader(replicas, meta)
+    leader, source = choose_leader(list(replicas.values()), meta)
     out = []
-    for r in replicas:
-        k = next(k for k in context if k[0] == r.log_dir)
+    for k, r in replicas.items():
         c = context[k]
         row = {"clusterId": c["clusterId"], "topic": k[1], "topicId": c["topicId"], "partition": k[2],
                "logDir": k[0], "brokerId": r.broker_id, "replicasRead": len(replicas),
@@ -217,11 +238,12 @@ def _compare(key, table):
     return pa.Table.from_pylist(out, schema=arrow_schema(REPLICA_COMPARISON))
 
 
-def _where(prefix: str, key: tuple[str, str, int], header: tuple | None) -> dict:
-    """``<prefix>File`` and ``<prefix>Position``: the `.log` file and byte position of a batch header."""
-    if header is None:
+def _where(prefix: str, key: tuple[str, str, int], at: tuple[int, int, int] | None) -> dict:
+    """``<prefix>File`` and ``<prefix>Position``: the `.log` file and byte position of a batch ((offset, segment
+    base offset, position))."""
+    if at is None:
         return {}
-    segment, position = header[5], header[6]
+    _, segment, position = at
     return {f"{prefix}File": f"{key[0]}/{key[1]}-{key[2]}/{segment:020d}.log", f"{prefix}Position": position}
 
 

@@ -14,8 +14,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from .fetcher_truncation import ReplicaLog
+
+if TYPE_CHECKING:
+    from .divergence import BatchHeaders
 
 LEADER_FROM_METADATA = "metadata"
 LEADER_FROM_ISR = "metadata-isr"
@@ -29,7 +33,7 @@ class Replica:
     log: ReplicaLog | None  # None until its context is read
     high_watermark: int | None
     compacted: bool = False
-    batches: list[tuple] = field(default_factory=list)  # BatchHeader rows, by base offset
+    batches: BatchHeaders | None = None  # its batch headers, in offset order
     records: dict[int, tuple[str | None, str | None]] = field(default_factory=dict)  # offset -> key, value hashes
 
     def sort_key(self) -> tuple:
