@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 PYSPARKS       ?= 4.0 4.1 4.2
 COMPAT_PYTHONS ?= $(PYTHON)
 
-.PHONY: demo browser test test-integration test-cluster test-engines test-field test-long test-internal test-stores test-packaging lint docs bench samples samples-internal samples-tiered wheel compat dump-compare fuzz kill-matrix many-dirs clean
+.PHONY: demo browser test test-integration test-cluster test-engines test-field test-long test-internal test-stores test-packaging lint docs bench samples samples-internal samples-tiered samples-replicas wheel compat dump-compare fuzz kill-matrix many-dirs clean
 
 # [spark]: the package itself does not depend on Spark (a platform's own Spark must stay); a local run does.
 $(STAMP): pyproject.toml
@@ -134,6 +134,13 @@ samples-internal: $(STAMP)
 # (data/samples-internal/<version>/tiered) and all its dump goldens.
 samples-tiered: $(STAMP)
 	$(PY) -m tests.harness.tiered_corpus
+
+# A 3-broker KRaft cluster (a dedicated controller, brokers 1-3) of 3.9.2 and of 4.4.0 whose replicas diverge (in
+# sync, a lagging follower, an unclean election, cleaners at different points): each broker's log dir copied with
+# every broker down (data/samples-replicas/<version>/broker-<id>), and oracle.json: what each replica truncated
+# and lost when the brokers came back on those log dirs (a few minutes per version).
+samples-replicas: $(STAMP)
+	$(PY) -m tests.harness.replica_corpus
 
 # kafkalog dump against kafka-dump-log 3.9.2 and 4.4.0 on any log dirs (not part of `make test`):
 # make dump-compare DIRS="/var/lib/kafka/data other/log/dir"; exits 1 on any difference.

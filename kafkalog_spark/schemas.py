@@ -340,6 +340,9 @@ CATALOG_PARTITION = StructType(
         StructField("isr", ArrayType(IntegerType())),
         StructField("addingReplicas", ArrayType(IntegerType())),
         StructField("removingReplicas", ArrayType(IntegerType())),
+        # KIP-966 (Kafka 4.x): replicas that may lead though out of the ISR (the last ISR members, when the ISR
+        # would fall below min.insync.replicas); empty before 4.x
+        StructField("eligibleLeaderReplicas", ArrayType(IntegerType())),
     ]
 )
 

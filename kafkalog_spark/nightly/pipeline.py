@@ -78,13 +78,14 @@ def replica_table(spark: SparkSession, log_dirs: Sequence[str], views: dict[str,
                   configs: TopicConfigs) -> tuple[DataFrame, DataFrame]:
     """The ``replica_comparison`` table of ``log_dirs`` and its findings, from their views (``batches``,
     ``records`` reduced or not, ``partition_files``, ``segments``, and ``topic_catalog`` when the metadata is to be
-    read); each dir's broker from its ``meta.properties``. The compacted topics (``configs``',
-    and those the cluster metadata records as compact) are compared by their records: read here when ``views``
-    lacks them."""
+    read); each dir's broker from its ``meta.properties``. The compacted topics (``configs``', those the cluster
+    metadata records as compact and those a log cleaner has compacted) are compared by their records: read here
+    when ``views`` lacks them."""
     from ..analysis.compaction import compacted_topics
     from ..analysis.record_sizes import without_payloads
     from ..analysis.replicas.replica_comparison import (
         BROKERS,
+        cleaned_topics,
         compacted_in_catalog,
         replica_comparison,
         replica_findings,
@@ -97,9 +98,13 @@ def replica_table(spark: SparkSession, log_dirs: Sequence[str], views: dict[str,
     brokers = spark.createDataFrame([(d, *broker_identity(d)) for d in dirs], BROKERS)
     catalog = views.get("topic_catalog")
     compacted = set(compacted_topics(configs, topics_of(views["segments"])))
-    extra = sorted(set(compacted_in_catalog(catalog)) - compacted) if catalog is not None else []
+    # compact by the metadata's configs, or cleaned though the configs given do not say so: read here
+    found = set(cleaned_topics(views["partition_files"]))
+    if catalog is not None:
+        found |= set(compacted_in_catalog(catalog))
+    extra = sorted(found - compacted)
     records = without_payloads(views["records"])
-    if extra:  # compact by the metadata's configs only: their records were not read with the configs' own
+    if extra:
         more = without_payloads(source_views(spark, log_dirs, ["records"], topics=",".join(extra))["records"])
         records = records.where(~F.col("topic").isin(extra)).unionByName(more)
     rows = replica_comparison(views["batches"], records, views["segments"], views["partition_files"], catalog,

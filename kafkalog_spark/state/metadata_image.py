@@ -41,6 +41,7 @@ class _Partition:
     partition_epoch: int
     adding: list[int] = field(default_factory=list)
     removing: list[int] = field(default_factory=list)
+    elr: list[int] = field(default_factory=list)  # eligible leader replicas (KIP-966, Kafka 4.x)
 
 
 @dataclass
@@ -70,7 +71,8 @@ class MetadataImage:
         elif kind == "PARTITION_RECORD" and (t := self.topics.get(kafka_uuid(v["TopicId"]))):
             t.partitions[v["PartitionId"]] = _Partition(list(v["Replicas"]), list(v["Isr"]), v["Leader"],
                                                         v["LeaderEpoch"], v["PartitionEpoch"],
-                                                        list(v["AddingReplicas"]), list(v["RemovingReplicas"]))
+                                                        list(v["AddingReplicas"]), list(v["RemovingReplicas"]),
+                                                        list(v.get("EligibleLeaderReplicas") or []))
         elif kind == "PARTITION_CHANGE_RECORD" and (t := self.topics.get(kafka_uuid(v["TopicId"]))):
             p = t.partitions.get(v["PartitionId"])
             if p is not None:
@@ -91,7 +93,7 @@ class MetadataImage:
 def _merge(p: _Partition, v: dict[str, Any]) -> None:
     """PartitionRegistration.merge: null (or -2 for the leader) means unchanged."""
     for name, attr in (("Isr", "isr"), ("Replicas", "replicas"), ("AddingReplicas", "adding"),
-                       ("RemovingReplicas", "removing")):
+                       ("RemovingReplicas", "removing"), ("EligibleLeaderReplicas", "elr")):
         if v.get(name) is not None:
             setattr(p, attr, list(v[name]))
     if v["Leader"] != NO_LEADER_CHANGE:
@@ -150,7 +152,8 @@ def topic_catalog_rows(records: list[InternalRecord]) -> list[dict[str, Any]]:
             "topicId": t.topic_id, "topic": t.name, "partitionCount": len(t.partitions),
             "partitions": [{"partition": n, "leader": p.leader, "leaderEpoch": p.leader_epoch,
                             "partitionEpoch": p.partition_epoch, "replicas": p.replicas, "isr": p.isr,
-                            "addingReplicas": p.adding, "removingReplicas": p.removing}
+                            "addingReplicas": p.adding, "removingReplicas": p.removing,
+                            "eligibleLeaderReplicas": p.elr}
                            for n, p in sorted(t.partitions.items())],
             "configs": None if deleted else sorted(image.configs.get(t.name, {}).items()),
             "isDeleted": deleted, "createdOffset": t.created_offset, "deletedOffset": t.deleted_offset,

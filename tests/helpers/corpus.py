@@ -16,4 +16,5 @@ BROKER = SAMPLES / "broker"
 KAFKA4 = DATA / "samples-kafka4"
 # The internal topics, per Kafka version (3.9.2/, 4.4.0/), each with the brokers' oracle.json
 INTERNAL = DATA / "samples-internal"
+REPLICAS = DATA / "samples-replicas"  # three brokers of one KRaft cluster per version (tests/harness/replica_corpus.py)
 NOTEBOOK = ROOT / "jobs" / "databricks_nightly.py"

@@ -22,7 +22,12 @@ from pyspark.sql.types import (
     StructType,
 )
 
-from ...log.checkpoints import LOG_START_OFFSET_CHECKPOINT, REPLICATION_OFFSET_CHECKPOINT
+from ...config.topic_config import CLUSTER_METADATA
+from ...log.checkpoints import (
+    CLEANER_OFFSET_CHECKPOINT,
+    LOG_START_OFFSET_CHECKPOINT,
+    REPLICATION_OFFSET_CHECKPOINT,
+)
 from ..finding_columns import INDEX_FINDINGS, candidate, emit, text
 from .divergence import LEADER
 
@@ -83,8 +88,9 @@ def replica_comparison(batches: DataFrame, records: DataFrame, segments: DataFra
     """The table (schema :data:`REPLICA_COMPARISON`). Each replica's log start, log end and high watermark are those
     a loading broker has (:mod:`..loaded_offsets`), from its segments, batch headers and checkpoint entries.
     ``brokers``: each log dir's cluster and broker id (schema
-    :data:`BROKERS`); ``compacted``: the topics compared by records (:func:`compacted_in_catalog` adds those the
-    cluster metadata records as compact to the configs' own); ``records``: the records view of those topics (or
+    :data:`BROKERS`); ``compacted``: the topics compared by records (the configs' own, with those the cluster
+    metadata records as compact, :func:`compacted_in_catalog`, and those a cleaner has compacted,
+    :func:`cleaned_topics`); ``records``: the records view of those topics (or
     :func:`~..record_sizes.without_payloads` of it); ``topic_catalog``: the cluster metadata's topics (None: not
     read, each partition's leader is then the replica with the highest epoch)."""
     compacted = sorted(set(compacted))
@@ -109,6 +115,14 @@ def compacted_in_catalog(topic_catalog: DataFrame) -> list[str]:
     return sorted(r.topic for r in rows.collect())
 
 
+def cleaned_topics(partition_files: DataFrame) -> list[str]:
+    """The topics with a cleaner-offset-checkpoint entry in some log dir: the log cleaner has compacted them there,
+    whatever the configs given say (a small job: the checkpoint rows)."""
+    rows = (partition_files.where(F.col("problem").isNull() & (F.col("fileType") == CLEANER_OFFSET_CHECKPOINT)
+                                  & F.col("offset").isNotNull()).select("topic").distinct())
+    return sorted(r.topic for r in rows.collect())
+
+
 def _record_hashes(records: DataFrame) -> DataFrame:
     """A compacted topic's data records as (offset, key hash, value hash): the records view's value, or the
     ``valueHash`` a reduced records view kept in its place."""
@@ -123,7 +137,9 @@ def _members(segments: DataFrame, partition_files: DataFrame, brokers: DataFrame
     """One row per partition replica (with live segments): its first and active segment, checkpoint entries, lineage,
     topic id, broker, the replica set it belongs to (``_set``: cluster, topic id, partition) and the set's
     leadership as the newest metadata any broker holds."""
-    live = (segments.where(F.col("problem").isNull() & (F.col("status") == "live") & F.col("baseOffset").isNotNull())
+    # the metadata log is KRaft's own (its quorum settles its replicas, with no leader-epoch-checkpoint): not compared
+    live = (segments.where(F.col("problem").isNull() & (F.col("status") == "live") & F.col("baseOffset").isNotNull()
+                           & (F.col("topic") != CLUSTER_METADATA))
             .groupBy("logDir", "topic", "partition")
             .agg(F.min("baseOffset").alias("firstSegment"), F.max("baseOffset").alias("activeSegment")))
     ok = partition_files.where(F.col("problem").isNull())
@@ -166,7 +182,11 @@ def _leadership(topic_catalog: DataFrame, brokers: DataFrame) -> DataFrame:
              .select("clusterId", "topicId", "asOfOffset", F.explode("partitions").alias("p"))
              .select("clusterId", "topicId", "asOfOffset", F.col("p.partition").alias("partition"),
                      F.col("p.leader").alias("metadataLeader"), F.col("p.leaderEpoch").alias("metadataLeaderEpoch"),
-                     F.col("p.isr").alias("isr")))
+                     # the replicas a leaderless partition's next leader comes from: its ISR, and on 4.x its
+                     # eligible leader replicas (an ISR emptied by shutdowns keeps its last members there)
+                     F.array_union(F.coalesce("p.isr", F.array().cast("array<int>")),
+                                   F.coalesce("p.eligibleLeaderReplicas", F.array().cast("array<int>")))
+                     .alias("isr")))
     newest = Window.partitionBy("clusterId", "topicId", "partition").orderBy(F.col("asOfOffset").desc_nulls_last())
     return (parts.withColumn("_rank", F.row_number().over(newest)).where(F.col("_rank") == 1)
             .drop("_rank", "asOfOffset"))

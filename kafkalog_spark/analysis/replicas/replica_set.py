@@ -5,8 +5,9 @@ replicas (the source does not list them as partitions).
 
 The leader is the one the cluster's metadata last recorded (PartitionRecord, PartitionChangeRecord), when its log
 dir is among those read. With no leader (-1: its last replica shut down), the replica the controller elects when
-the brokers return is one of the ISR it kept, the one that led last: of the ISR's replicas read, the highest latest
-epoch. Without metadata, or with the leader's dir not read, the replica with the highest latest epoch in its
+the brokers return is one of the ISR it kept (on Kafka 4.x, of the eligible leader replicas too, KIP-966: the ISR
+is emptied by the shutdowns and its last members kept there), the one that led last: of those read, the highest
+latest epoch. Without metadata, or with the leader's dir not read, the replica with the highest latest epoch in its
 ``leader-epoch-checkpoint`` (the last to lead), then the longest log.
 """
 
@@ -49,7 +50,7 @@ class PartitionLeadership:
 
     leader: int | None = None
     leader_epoch: int | None = None
-    isr: tuple[int, ...] = ()
+    isr: tuple[int, ...] = ()  # with the eligible leader replicas (4.x): whom a leaderless partition is led by next
 
 
 def choose_leader(replicas: Sequence[Replica], leadership: PartitionLeadership) -> tuple[Replica | None, str | None]:
