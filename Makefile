@@ -50,7 +50,7 @@ INTEGRATION_MARKERS     ?= field or packaging or engines or clusters_nightly or 
 INTEGRATION_TESTS       := tests/test_connect.py tests/test_databricks_notebook.py tests/test_packaging.py \
                            tests/test_local_engine.py tests/test_nightly_internal.py tests/test_standalone.py \
                            tests/test_report.py tests/test_snapshots.py tests/test_object_store_spark.py \
-                           tests/test_object_store_clouds_nightly.py
+                           tests/test_object_store_clouds_nightly.py tests/test_replica_comparison.py
 INTEGRATION_KILL_MATRIX ?= kinds
 test-integration: $(STAMP) browser
 	KAFKALOG_KILL_MATRIX=$(INTEGRATION_KILL_MATRIX) $(PY) -m pytest -m "$(INTEGRATION_MARKERS)" $(INTEGRATION_TESTS)
@@ -63,7 +63,7 @@ test-cluster: $(STAMP)
 # The nightly job over two clusters' brokers (the internal-topic tables and the report's section) against the
 # brokers' own oracles (minutes): not part of make test, which it would take past 20 minutes.
 test-internal: $(STAMP)
-	$(PY) -m pytest -m clusters_nightly tests/test_nightly_internal.py
+	$(PY) -m pytest -m clusters_nightly tests/test_nightly_internal.py tests/test_replica_comparison.py
 
 # The local engine (Sail) against Spark, table by table, on every corpus and the damaged dirs (minutes): make test
 # compares one small dir only.
@@ -120,6 +120,7 @@ bench: $(STAMP)
 	$(PY) -m tests.bench.spark_scan
 	$(PY) -m tests.bench.fleet --sets $(FLEET_SETS)
 	$(PY) -m tests.bench.object_store
+	$(PY) -m tests.bench.replicas
 
 # Both corpora (data/samples: Kafka 3.9.2, data/samples-kafka4: 4.4.0), each with both versions' dump goldens.
 samples: $(STAMP)

@@ -37,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
         progress("comparing the replicas of each partition")
 
         def analysed() -> tuple[list[dict], list[dict]]:
-            views = replica_views(spark, args.log_dirs, args.include_internal, configs)
+            views = replica_views(spark, args.log_dirs, args.include_internal)
             rows, findings = replica_table(spark, args.log_dirs, views, configs)
             return (row_dicts(rows.orderBy(*ORDER)),
                     [r.asDict() for r in findings.orderBy(*FINDINGS_ORDER).collect()])

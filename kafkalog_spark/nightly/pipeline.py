@@ -52,23 +52,14 @@ def read_cached_views(spark: SparkSession, log_dirs: Sequence[str], include_inte
     return views
 
 
-def replica_views(spark: SparkSession, log_dirs: Sequence[str], include_internal: bool,
-                  configs: TopicConfigs) -> dict[str, DataFrame]:
+def replica_views(spark: SparkSession, log_dirs: Sequence[str], include_internal: bool) -> dict[str, DataFrame]:
     """What :func:`replica_table` reads of ``log_dirs`` when nothing else is computed from them: the batch headers,
-    the segments and partition files, the compacted topics' records (by ``configs``; those compacted by the cluster
-    metadata's configs are read by :func:`replica_table`) and, with ``include_internal``, the cluster metadata's
-    topics."""
-    from ..analysis.compaction import compacted_topics
-    from ..analysis.record_sizes import without_payloads
-    from ..analysis.topic_config_table import topics_of
+    the segments and partition files and, with ``include_internal``, the cluster metadata's topics (the compacted
+    topics' records are read by :func:`replica_table`)."""
     from ..source import read_views as source_views
 
-    options = {"includeInternal": str(include_internal).lower()}
-    views = source_views(spark, log_dirs, ["batches", "segments", "partition_files"], **options)
-    compacted = compacted_topics(configs, topics_of(views["segments"]))
-    # a filter no topic matches when none is compacted: the view's schema, no rows read
-    views["records"] = without_payloads(source_views(spark, log_dirs, ["records"], topics=",".join(compacted) or None,
-                                                     **options)["records"].where(F.col("topic").isin(compacted)))
+    views = source_views(spark, log_dirs, ["batches", "segments", "partition_files"],
+                         includeInternal=str(include_internal).lower())
     if include_internal:
         views["topic_catalog"] = source_views(spark, log_dirs, ["topic_catalog"])["topic_catalog"]
     return views
@@ -77,38 +68,31 @@ def replica_views(spark: SparkSession, log_dirs: Sequence[str], include_internal
 def replica_table(spark: SparkSession, log_dirs: Sequence[str], views: dict[str, DataFrame],
                   configs: TopicConfigs) -> tuple[DataFrame, DataFrame]:
     """The ``replica_comparison`` table of ``log_dirs`` and its findings, from their views (``batches``,
-    ``records`` reduced or not, ``partition_files``, ``segments``, and ``topic_catalog`` when the metadata is to be
-    read); each dir's broker from its ``meta.properties``. The compacted topics (``configs``', those the cluster
-    metadata records as compact and those a log cleaner has compacted) are compared by their records: read here
-    when ``views`` lacks them."""
+    ``segments``, ``partition_files``, ``topic_catalog`` when the metadata is to be read, and the ``records`` a
+    job already read, reduced or not); each dir's broker from its ``meta.properties``. The compacted topics
+    (``configs``', those the cluster metadata records as compact and those a log cleaner has compacted) are
+    compared by their records: those ``views`` lacks are read here."""
     from ..analysis.compaction import compacted_topics
     from ..analysis.record_sizes import without_payloads
     from ..analysis.replicas.replica_comparison import (
-        BROKERS,
-        cleaned_topics,
-        compacted_in_catalog,
+        compacted_replicas,
         replica_comparison,
         replica_findings,
+        replica_members,
     )
-    from ..analysis.topic_config_table import topics_of
     from ..log.log_dir import broker_identity, containing_log_dir
     from ..source import read_views as source_views
 
-    dirs = dict.fromkeys(containing_log_dir(d) for d in log_dirs)
-    brokers = spark.createDataFrame([(d, *broker_identity(d)) for d in dirs], BROKERS)
-    catalog = views.get("topic_catalog")
-    compacted = set(compacted_topics(configs, topics_of(views["segments"])))
-    # compact by the metadata's configs, or cleaned though the configs given do not say so: read here
-    found = set(cleaned_topics(views["partition_files"]))
-    if catalog is not None:
-        found |= set(compacted_in_catalog(catalog))
-    extra = sorted(found - compacted)
-    records = without_payloads(views["records"])
-    if extra:
-        more = without_payloads(source_views(spark, log_dirs, ["records"], topics=",".join(extra))["records"])
-        records = records.where(~F.col("topic").isin(extra)).unionByName(more)
-    rows = replica_comparison(views["batches"], records, views["segments"], views["partition_files"], catalog,
-                              brokers, compacted | set(extra))
+    brokers = {d: broker_identity(d) for d in dict.fromkeys(containing_log_dir(d) for d in log_dirs)}
+    members = replica_members(views["segments"], views["partition_files"], views.get("topic_catalog"), brokers)
+    by_configs = set(compacted_topics(configs, sorted({m["topic"] for m in members})))
+    compacted = by_configs | set(compacted_replicas(members))
+    records = without_payloads(views["records"]) if "records" in views else None
+    missing = sorted(compacted - by_configs if records is not None else compacted)
+    if missing:  # compact by the metadata's configs or cleaned (or, with no records read yet, any)
+        more = without_payloads(source_views(spark, log_dirs, ["records"], topics=",".join(missing))["records"])
+        records = more if records is None else records.where(~F.col("topic").isin(missing)).unionByName(more)
+    rows = replica_comparison(views["batches"], records, members, compacted)
     return rows, replica_findings(rows)
 
 

@@ -7,9 +7,9 @@ segments with their indexes, written through Kafka's LogSegment, tests/bench/fle
 taken as three brokers' replicas: hard links to its segment files under bench-data/replicas-store-1g/broker-N, each
 with the files a broker writes beside them (meta.properties naming broker N of one cluster, each partition's
 partition.metadata and leader-epoch-checkpoint). In one session, alternately and twice each after a warm-up: the
-batches view of the three dirs counted (the anchor), and the replica comparison (`kafkalog compare-replicas`'s
-analysis: the views, log_offsets, the table collected). Reported: the best time of each and their ratio (the target:
-at most 2). Writes bench-data/results-replicas.json.
+batches view of the three dirs aggregated over its header columns (the anchor), and the replica comparison
+(`kafkalog compare-replicas`'s analysis: its views, the table collected). Reported: the best time of each and their
+ratio (the target: at most 2). Writes bench-data/results-replicas.json.
 """
 
 from __future__ import annotations
@@ -53,9 +53,8 @@ def replica_dirs() -> list[Path]:
 def main() -> None:
     from pyspark.sql import functions as F
 
-    from kafkalog_spark.analysis.log_offsets import log_offsets
     from kafkalog_spark.config import TopicConfigs
-    from kafkalog_spark.nightly.pipeline import read_cached_views, replica_table
+    from kafkalog_spark.nightly.pipeline import replica_table, replica_views
     from kafkalog_spark.session import local_session
 
     info = ensure_set(STORE_SET, SEGMENT_BYTES)
@@ -71,15 +70,8 @@ def main() -> None:
         return df.agg(F.count("*"), F.sum("crc"), F.max("lastOffset"), F.max("partitionLeaderEpoch")).collect()[0][0]
 
     def compare() -> list:
-        views = read_cached_views(spark, dirs, configs=configs)
-        try:
-            offsets = log_offsets(views["records"], views["batches"], views["segments"], views["partition_files"],
-                                  configs, 0)
-            rows, _ = replica_table(spark, dirs, views, offsets, configs)
-            return rows.collect()
-        finally:
-            for df in views.values():
-                df.unpersist()
+        rows, _ = replica_table(spark, dirs, replica_views(spark, dirs, True), configs)
+        return rows.collect()
 
     try:
         batch_count, rows = batches(), compare()  # warm-up: numba caches, the workers

@@ -9,9 +9,10 @@ group; a compacted topic's records are read as hashes.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import json
+from collections.abc import Iterable, Mapping
 
-from pyspark.sql import DataFrame, Window
+from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import (
     ArrayType,
@@ -25,7 +26,9 @@ from pyspark.sql.types import (
 from ...config.topic_config import CLUSTER_METADATA
 from ...log.checkpoints import (
     CLEANER_OFFSET_CHECKPOINT,
+    LEADER_EPOCH_CHECKPOINT,
     LOG_START_OFFSET_CHECKPOINT,
+    PARTITION_METADATA,
     REPLICATION_OFFSET_CHECKPOINT,
 )
 from ..finding_columns import INDEX_FINDINGS, candidate, emit, text
@@ -76,51 +79,119 @@ REPLICA_COMPARISON = StructType([
 ])
 
 ORDER = ("clusterId", "topic", "partition", "brokerId", "logDir")
-BROKERS = "logDir string, clusterId string, brokerId int"  # each log dir's meta.properties
 _HEADER = ["baseOffset", "lastOffset", "count", "crc", "partitionLeaderEpoch", "segmentBaseOffset", "position"]
-_CONTEXT = ["clusterId", "brokerId", "topicId", "firstSegment", "activeSegment", "logStartCheckpoint",
-            "logStartFile", "highWatermarkCheckpoint", "epochs", "compacted", "metadataLeader", "metadataLeaderEpoch",
-            "isr"]
+_MEMBERS = "logDir string, topic string, partition int, kind string, context string"
 
 
-def replica_comparison(batches: DataFrame, records: DataFrame, segments: DataFrame, partition_files: DataFrame,
-                       topic_catalog: DataFrame | None, brokers: DataFrame, compacted: Iterable[str] = ()) -> DataFrame:
-    """The table (schema :data:`REPLICA_COMPARISON`). Each replica's log start, log end and high watermark are those
-    a loading broker has (:mod:`..loaded_offsets`), from its segments, batch headers and checkpoint entries.
-    ``brokers``: each log dir's cluster and broker id (schema
-    :data:`BROKERS`); ``compacted``: the topics compared by records (the configs' own, with those the cluster
-    metadata records as compact, :func:`compacted_in_catalog`, and those a cleaner has compacted,
-    :func:`cleaned_topics`); ``records``: the records view of those topics (or
-    :func:`~..record_sizes.without_payloads` of it); ``topic_catalog``: the cluster metadata's topics (None: not
-    read, each partition's leader is then the replica with the highest epoch)."""
+def replica_members(segments: DataFrame, partition_files: DataFrame, topic_catalog: DataFrame | None,
+                    brokers: Mapping[str, tuple[str | None, int | None]]) -> list[dict]:
+    """Each partition replica with live segments, on the driver (three small collects: the live segments, the
+    partition files' topic id, lineage and checkpoint entries, the metadata's partitions), so that the comparison's
+    own job scans the batch headers alone: its log dir, topic, partition and context (cluster and broker, topic id,
+    first and active segment, checkpoint entries, lineage; the replica set it belongs to, ``set``: cluster, topic
+    id, partition; the set's leadership as the most recent metadata image any broker holds, and whether the
+    metadata's cleanup.policy of the topic is compact). ``brokers``: each log dir's (cluster id, broker id);
+    ``topic_catalog``: the cluster metadata's topics (None: not read, each partition's leader is then the replica
+    with the highest epoch)."""
+    members: dict[tuple[str, str, int], dict] = {}
+    live = segments.where(F.col("problem").isNull() & (F.col("status") == "live") & F.col("baseOffset").isNotNull()
+                          # the metadata log is KRaft's own (its quorum settles its replicas): not compared
+                          & (F.col("topic") != CLUSTER_METADATA))
+    for r in live.select("logDir", "topic", "partition", "baseOffset").collect():  # a row per segment: no shuffle
+        cluster, broker = brokers.get(r.logDir, (None, None))
+        m = members.setdefault((r.logDir, r.topic, r.partition), {
+            "clusterId": cluster, "brokerId": broker, "topicId": None, "firstSegment": r.baseOffset,
+            "activeSegment": r.baseOffset, "logStartCheckpoint": None, "logStartFile": False,
+            "highWatermarkCheckpoint": None, "cleanerCheckpoint": None, "epochs": [], "metadataLeader": None,
+            "metadataLeaderEpoch": None, "isr": [], "compactInCatalog": False})
+        m["firstSegment"], m["activeSegment"] = min(m["firstSegment"], r.baseOffset), max(m["activeSegment"],
+                                                                                            r.baseOffset)
+    files = partition_files.where(F.col("problem").isNull() & F.col("fileType").isin(*_PARTITION_FILES))
+    for r in files.select("logDir", "topic", "partition", "fileType", "entry", "epoch", "startOffset", "offset",
+                          "topicId").collect():
+        m = members.get((r.logDir, r.topic, r.partition))
+        if m is None:
+            continue
+        if r.fileType == PARTITION_METADATA:
+            m["topicId"] = r.topicId
+        elif r.fileType == LEADER_EPOCH_CHECKPOINT:
+            m["epochs"].append((r.entry, r.epoch, r.startOffset))
+        else:
+            m[_PARTITION_FILES[r.fileType]] = r.offset
+            m["logStartFile"] |= r.fileType == LOG_START_OFFSET_CHECKPOINT
+    for m in members.values():
+        m["epochs"] = [{"epoch": e, "startOffset": s} for _, e, s in sorted(m["epochs"])]
+    leadership = _leadership(topic_catalog, brokers) if topic_catalog is not None else {}
+    out = []
+    for (log_dir, topic, partition), m in sorted(members.items()):
+        key = (m["clusterId"], m["topicId"] or f"name:{topic}", partition)
+        m |= leadership.get(key, {})
+        m["set"] = "\0".join(str(k) for k in key)
+        out.append({"logDir": log_dir, "topic": topic, "partition": partition, "context": m})
+    return out
+
+
+# partition files the comparison reads: their fileType -> the context key of their offset
+_PARTITION_FILES = {PARTITION_METADATA: "topicId", LEADER_EPOCH_CHECKPOINT: "epochs",
+                    LOG_START_OFFSET_CHECKPOINT: "logStartCheckpoint",
+                    REPLICATION_OFFSET_CHECKPOINT: "highWatermarkCheckpoint",
+                    CLEANER_OFFSET_CHECKPOINT: "cleanerCheckpoint"}
+
+
+def _leadership(topic_catalog: DataFrame, brokers: Mapping[str, tuple[str | None, int | None]]) -> dict:
+    """Per (cluster, topic id, partition): the leader, its epoch and whom a leaderless partition is led by next (its
+    ISR, and on 4.x its eligible leader replicas: an ISR emptied by shutdowns keeps its last members there), from the
+    most recent metadata image among the brokers' (the highest ``asOfOffset``); and whether the topic's
+    cleanup.policy there is compact."""
+    out: dict[tuple, dict] = {}
+    newest: dict[tuple, int] = {}
+    for t in topic_catalog.where(~F.col("isDeleted")).select("logDir", "topicId", "configs", "partitions",
+                                                             "asOfOffset").collect():
+        cluster = brokers.get(t.logDir, (None, None))[0]
+        compact = "compact" in ((t.configs or {}).get("cleanup.policy") or "")
+        for p in t.partitions or []:
+            key = (cluster, t.topicId, p.partition)
+            if newest.get(key, -1) >= (t.asOfOffset or 0):
+                continue
+            newest[key] = t.asOfOffset or 0
+            out[key] = {"metadataLeader": p.leader, "metadataLeaderEpoch": p.leaderEpoch,
+                        "isr": sorted(set(p.isr or ()) | set(p.eligibleLeaderReplicas or ())),
+                        "compactInCatalog": compact}
+    return out
+
+
+def compacted_replicas(members: list[dict]) -> list[str]:
+    """The topics whose replicas are compared by records: a log cleaner compacted them in some log dir (a
+    cleaner-offset-checkpoint entry), or the cluster metadata records their cleanup.policy as compact; with the
+    configs' compacted topics, what :func:`replica_comparison` takes as ``compacted``."""
+    return sorted({m["topic"] for m in members
+                   if m["context"]["cleanerCheckpoint"] is not None or m["context"]["compactInCatalog"]})
+
+
+def replica_comparison(batches: DataFrame, records: DataFrame | None, members: list[dict],
+                       compacted: Iterable[str] = ()) -> DataFrame:
+    """The table (schema :data:`REPLICA_COMPARISON`) from the batch headers, the ``records`` of the ``compacted``
+    topics (the records view, or :func:`~..record_sizes.without_payloads` of it: only those topics are read) and
+    the replicas (:func:`replica_members`). Each replica's log start, log end and high watermark are those a
+    loading broker has (:mod:`..loaded_offsets`), from its segments, batch headers and checkpoint entries."""
+    spark = batches.sparkSession
     compacted = sorted(set(compacted))
-    members = _members(segments, partition_files, brokers, topic_catalog, compacted)
-    keys = members.select("logDir", "topic", "partition", "_set")
     heads = (batches.where(F.col("problem").isNull() & F.col("snapshotEndOffset").isNull()
-                           & F.col("baseOffset").isNotNull())
+                           & F.col("baseOffset").isNotNull() & (F.col("topic") != CLUSTER_METADATA))
              .select("logDir", "topic", "partition", F.lit("batch").alias("kind"), *_HEADER))
     rows = heads
-    if compacted:
+    if compacted and records is not None:
         rows = rows.unionByName(_record_hashes(records.where(F.col("topic").isin(compacted))),
                                 allowMissingColumns=True)
-    rows = rows.join(keys, ["logDir", "topic", "partition"])
-    rows = rows.unionByName(members.withColumn("kind", F.lit("replica")), allowMissingColumns=True)
-    return rows.groupBy("_set").applyInArrow(_compare, REPLICA_COMPARISON)
-
-
-def compacted_in_catalog(topic_catalog: DataFrame) -> list[str]:
-    """The topics whose cleanup.policy the cluster metadata records as compacting (a small job: one row per topic)."""
-    policy = F.col("configs").getItem("cleanup.policy")
-    rows = topic_catalog.where(~F.col("isDeleted") & policy.contains("compact")).select("topic").distinct()
-    return sorted(r.topic for r in rows.collect())
-
-
-def cleaned_topics(partition_files: DataFrame) -> list[str]:
-    """The topics with a cleaner-offset-checkpoint entry in some log dir: the log cleaner has compacted them there,
-    whatever the configs given say (a small job: the checkpoint rows)."""
-    rows = (partition_files.where(F.col("problem").isNull() & (F.col("fileType") == CLEANER_OFFSET_CHECKPOINT)
-                                  & F.col("offset").isNotNull()).select("topic").distinct())
-    return sorted(r.topic for r in rows.collect())
+    # each replica's context as one JSON column: the batch rows it is shuffled with stay as narrow as their headers
+    context = spark.createDataFrame(
+        [(m["logDir"], m["topic"], m["partition"], "replica", json.dumps(m["context"] | {"compacted": m["topic"] in
+                                                                                          compacted}))
+         for m in members], _MEMBERS)
+    rows = rows.unionByName(context, allowMissingColumns=True)
+    # grouped by name: one shuffle of the batch headers, no join; the replica sets (cluster, topic id) are told
+    # apart in the group, by each replica's context
+    return rows.groupBy("topic", "partition").applyInArrow(_compare, REPLICA_COMPARISON)
 
 
 def _record_hashes(records: DataFrame) -> DataFrame:
@@ -132,112 +203,66 @@ def _record_hashes(records: DataFrame) -> DataFrame:
                     F.md5(F.col("key")).alias("keyHash"), value.alias("valueHash")))
 
 
-def _members(segments: DataFrame, partition_files: DataFrame, brokers: DataFrame, topic_catalog: DataFrame | None,
-             compacted: list[str]) -> DataFrame:
-    """One row per partition replica (with live segments): its first and active segment, checkpoint entries, lineage,
-    topic id, broker, the replica set it belongs to (``_set``: cluster, topic id, partition) and the set's
-    leadership as the newest metadata any broker holds."""
-    # the metadata log is KRaft's own (its quorum settles its replicas, with no leader-epoch-checkpoint): not compared
-    live = (segments.where(F.col("problem").isNull() & (F.col("status") == "live") & F.col("baseOffset").isNotNull()
-                           & (F.col("topic") != CLUSTER_METADATA))
-            .groupBy("logDir", "topic", "partition")
-            .agg(F.min("baseOffset").alias("firstSegment"), F.max("baseOffset").alias("activeSegment")))
-    ok = partition_files.where(F.col("problem").isNull())
-    checkpoints = (ok.where(F.col("fileType").isin(LOG_START_OFFSET_CHECKPOINT, REPLICATION_OFFSET_CHECKPOINT))
-                   .groupBy("logDir", "topic", "partition")
-                   .agg(F.max(F.when(F.col("fileType") == LOG_START_OFFSET_CHECKPOINT, F.col("offset")))
-                        .alias("logStartCheckpoint"),
-                        F.max(F.col("fileType") == LOG_START_OFFSET_CHECKPOINT).alias("logStartFile"),
-                        F.max(F.when(F.col("fileType") == REPLICATION_OFFSET_CHECKPOINT, F.col("offset")))
-                        .alias("highWatermarkCheckpoint")))
-    ids = (ok.where(F.col("fileType") == "partition.metadata")
-           .groupBy("logDir", "topic", "partition").agg(F.first("topicId").alias("topicId")))
-    entry = F.struct(F.col("entry"), F.col("epoch"), F.col("startOffset"))
-    lineage = (ok.where(F.col("fileType") == "leader-epoch-checkpoint").groupBy("logDir", "topic", "partition")
-               .agg(F.sort_array(F.collect_list(entry)).alias("_entries"))
-               .select("logDir", "topic", "partition",
-                       F.transform("_entries", lambda e: F.struct(e["epoch"].alias("epoch"),
-                                                                  e["startOffset"].alias("startOffset"))
-                                   ).alias("epochs")))
-    members = (live.join(checkpoints, ["logDir", "topic", "partition"], "left")
-               .join(ids, ["logDir", "topic", "partition"], "left")
-               .join(lineage, ["logDir", "topic", "partition"], "left")
-               .join(brokers, "logDir", "left")
-               .withColumn("compacted", F.col("topic").isin(compacted) if compacted else F.lit(False)))
-    if topic_catalog is not None:
-        members = members.join(_leadership(topic_catalog, brokers), ["clusterId", "topicId", "partition"], "left")
-    else:
-        members = (members.withColumn("metadataLeader", F.lit(None).cast("int"))
-                   .withColumn("metadataLeaderEpoch", F.lit(None).cast("int"))
-                   .withColumn("isr", F.lit(None).cast("array<int>")))
-    replica_set = F.concat_ws("\0", F.coalesce("clusterId", F.lit("")),
-                              F.coalesce("topicId", F.concat(F.lit("name:"), "topic")), F.col("partition"))
-    return members.withColumn("_set", replica_set)
-
-
-def _leadership(topic_catalog: DataFrame, brokers: DataFrame) -> DataFrame:
-    """Per cluster, topic id and partition: the leader, its epoch and the ISR, from the most recent metadata image
-    among the brokers' (the highest ``asOfOffset``)."""
-    parts = (topic_catalog.where(~F.col("isDeleted")).join(brokers, "logDir", "left")
-             .select("clusterId", "topicId", "asOfOffset", F.explode("partitions").alias("p"))
-             .select("clusterId", "topicId", "asOfOffset", F.col("p.partition").alias("partition"),
-                     F.col("p.leader").alias("metadataLeader"), F.col("p.leaderEpoch").alias("metadataLeaderEpoch"),
-                     # the replicas a leaderless partition's next leader comes from: its ISR, and on 4.x its
-                     # eligible leader replicas (an ISR emptied by shutdowns keeps its last members there)
-                     F.array_union(F.coalesce("p.isr", F.array().cast("array<int>")),
-                                   F.coalesce("p.eligibleLeaderReplicas", F.array().cast("array<int>")))
-                     .alias("isr")))
-    newest = Window.partitionBy("clusterId", "topicId", "partition").orderBy(F.col("asOfOffset").desc_nulls_last())
-    return (parts.withColumn("_rank", F.row_number().over(newest)).where(F.col("_rank") == 1)
-            .drop("_rank", "asOfOffset"))
-
-
 def _compare(key, table):
-    """One replica set's rows (its replicas' context, batch headers and compacted records) -> its table rows."""
+    """One partition name's rows (its replicas' context, batch headers and compacted records, in every cluster)
+    -> its table rows, each replica set (cluster, topic id) compared on its own."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
     from ...schemas import arrow_schema
+
+    kinds = table["kind"]
+    context = {r["logDir"]: {"logDir": r["logDir"], "topic": r["topic"], "partition": r["partition"]}
+               | json.loads(r["context"])
+               for r in table.filter(pc.equal(kinds, "replica")).select(["logDir", "topic", "partition", "context"])
+               .to_pylist()}
+    sets: dict[str, list[dict]] = {}
+    for log_dir in sorted(context):
+        sets.setdefault(context[log_dir]["set"], []).append(context[log_dir])
+    batches = table.filter(pc.equal(kinds, "batch"))
+    records = table.filter(pc.equal(kinds, "record"))
+    out = [row for members in sets.values() for row in _compare_set(members, batches, records)]
+    return pa.Table.from_pylist(out, schema=arrow_schema(REPLICA_COMPARISON))
+
+
+def _compare_set(members: list[dict], batches, records) -> list[dict]:
+    """The rows of one replica set: each member's context, the group's batch headers and compacted records."""
+    import pyarrow.compute as pc
+
     from ..loaded_offsets import loaded_offsets, log_end_offset
     from .divergence import BatchHeaders, compare
     from .fetcher_truncation import ReplicaLog
     from .leader_epoch_cache import LeaderEpochFileCache
     from .replica_set import PartitionLeadership, Replica, choose_leader
 
-    kinds = table["kind"]
-    context = {(r["logDir"], r["topic"], r["partition"]): r
-               for r in table.filter(pc.equal(kinds, "replica")).select(["logDir", "topic", "partition", *_CONTEXT])
-               .to_pylist()}
-    if not context:
-        return pa.Table.from_pylist([], schema=arrow_schema(REPLICA_COMPARISON))
-    batches = table.filter(pc.equal(kinds, "batch"))
-    records = table.filter(pc.equal(kinds, "record"))
-    replicas: dict[tuple, Replica] = {}
-    for k, c in sorted(context.items()):
-        mine = batches.filter(pc.equal(batches["logDir"], k[0]))
+    replicas: dict[str, Replica] = {}
+    for c in members:
+        mine = batches.filter(pc.equal(batches["logDir"], c["logDir"]))
         heads = BatchHeaders.of({n: pc.fill_null(mine[n], -1).to_numpy() for n in _HEADER})
         end = log_end_offset(c["activeSegment"], [int(heads.last.max())] if len(heads) else [])
         loaded = loaded_offsets(c["firstSegment"], end, c["logStartCheckpoint"], c["highWatermarkCheckpoint"],
                                 log_start_file=bool(c["logStartFile"]))
-        epochs = [(e["epoch"], e["startOffset"]) for e in c["epochs"] or []]
+        epochs = [(e["epoch"], e["startOffset"]) for e in c["epochs"]]
         c |= {"epochs": epochs, "logStartOffset": loaded.log_start_offset, "logEndOffset": end,
               "highWatermark": loaded.high_watermark}
-        r = replicas[k] = Replica(k[0], c["brokerId"], ReplicaLog(LeaderEpochFileCache(epochs),
-                                                                  loaded.log_start_offset, end),
-                                  loaded.high_watermark, bool(c["compacted"]), heads)
+        r = replicas[c["logDir"]] = Replica(c["logDir"], c["brokerId"],
+                                            ReplicaLog(LeaderEpochFileCache(epochs), loaded.log_start_offset, end),
+                                            loaded.high_watermark, bool(c["compacted"]), heads)
         if r.compacted:
-            own = records.filter(pc.equal(records["logDir"], k[0])).select(["baseOffset", "keyHash", "valueHash"])
+            own = records.filter(pc.equal(records["logDir"], c["logDir"])).select(["baseOffset", "keyHash",
+                                                                                   "valueHash"])
             r.records = dict(zip(own["baseOffset"].to_pylist(),
                                  zip(own["keyHash"].to_pylist(), own["valueHash"].to_pylist(), strict=True),
                                  strict=True))
-    first = context[min(context)]
+    first = members[0]
     meta = PartitionLeadership(first["metadataLeader"], first["metadataLeaderEpoch"], tuple(first["isr"] or ()))
     leader, source = choose_leader(list(replicas.values()), meta)
     out = []
-    for k, r in replicas.items():
-        c = context[k]
-        row = {"clusterId": c["clusterId"], "topic": k[1], "topicId": c["topicId"], "partition": k[2],
-               "logDir": k[0], "brokerId": r.broker_id, "replicasRead": len(replicas),
+    for c in members:
+        r = replicas[c["logDir"]]
+        key = (c["logDir"], c["topic"], c["partition"])
+        row = {"clusterId": c["clusterId"], "topic": c["topic"], "topicId": c["topicId"], "partition": c["partition"],
+               "logDir": c["logDir"], "brokerId": r.broker_id, "replicasRead": len(replicas),
                "leaderBrokerId": leader.broker_id, "leaderLogDir": leader.log_dir, "leaderSource": source,
                "metadataLeader": meta.leader, "metadataLeaderEpoch": meta.leader_epoch,
                "logStartOffset": c["logStartOffset"], "logEndOffset": c["logEndOffset"],
@@ -251,11 +276,11 @@ def _compare(key, table):
                     "droppedRecords": d.dropped_records, "acknowledgedRecordsLost": d.acknowledged_lost,
                     "droppedRanges": d.dropped_ranges, "comparedFrom": d.compared_from, "comparedBy": d.compared_by,
                     "compared": d.compared, "mismatches": d.mismatches, "epochMismatches": d.epoch_mismatches}
-            row |= _where("firstDropped", k, d.first_dropped) | _where("firstMismatch", k, d.first_mismatch)
+            row |= _where("firstDropped", key, d.first_dropped) | _where("firstMismatch", key, d.first_mismatch)
             if d.first_mismatch is not None:
                 row["firstMismatchOffset"] = d.first_mismatch[0]
         out.append(row)
-    return pa.Table.from_pylist(out, schema=arrow_schema(REPLICA_COMPARISON))
+    return out
 
 
 def _where(prefix: str, key: tuple[str, str, int], at: tuple[int, int, int] | None) -> dict:
