@@ -185,9 +185,8 @@ def replica_comparison(batches: DataFrame, records: DataFrame | None, members: l
                                 allowMissingColumns=True)
     # each replica's context as one JSON column: the batch rows it is shuffled with stay as narrow as their headers
     context = spark.createDataFrame(
-        [(m["logDir"], m["topic"], m["partition"], "replica", json.dumps(m["context"] | {"compacted": m["topic"] in
-                                                                                          compacted}))
-         for m in members], _MEMBERS)
+        [(m["logDir"], m["topic"], m["partition"], "replica",
+          json.dumps(m["context"] | {"compacted": m["topic"] in compacted})) for m in members], _MEMBERS)
     rows = rows.unionByName(context, allowMissingColumns=True)
     # grouped by name: one shuffle of the batch headers, no join; the replica sets (cluster, topic id) are told
     # apart in the group, by each replica's context
@@ -230,7 +229,8 @@ def _compare_set(members: list[dict], batches, records) -> list[dict]:
     import pyarrow.compute as pc
 
     from ..loaded_offsets import loaded_offsets, log_end_offset
-    from .divergence import BatchHeaders, compare
+    from .batch_headers import BatchHeaders
+    from .divergence import compare
     from .fetcher_truncation import ReplicaLog
     from .leader_epoch_cache import LeaderEpochFileCache
     from .replica_set import PartitionLeadership, Replica, choose_leader

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from .fetcher_truncation import ReplicaLog
 
 if TYPE_CHECKING:
-    from .divergence import BatchHeaders
+    from .batch_headers import BatchHeaders
 
 LEADER_FROM_METADATA = "metadata"
 LEADER_FROM_ISR = "metadata-isr"
