@@ -1,6 +1,7 @@
 """`kafkalog nightly` over log dirs in Google Cloud Storage and Azure (fake-gcs-server and Azurite on loopback, each
 behind the counting proxy), on Spark, against the nightly job over the local copies: every table row for row, the
-requests the runs made of each store, and the Azure key in no output. The dirs are given by ``--log-dir`` (GCS) and
+requests the runs made of each store, and the Azure key in no output; then a command of each kind of reading over
+both stores and over the local copies, on the same session. The dirs are given by ``--log-dir`` (GCS) and
 by a TOML configuration (Azure); the tables go to a local warehouse (the warehouse in a store is tested over S3A in
 tests/test_object_store_spark.py).
 
@@ -24,6 +25,7 @@ import pytest
 from tests.helpers.cloud_emulators import AZURITE_ACCOUNT, AZURITE_KEY, azurite, gcs_emulator, request_kind
 from tests.helpers.corpus import ROOT
 from tests.helpers.object_store import counting_proxy
+from tests.helpers.object_store_client import CLOUD_COMMANDS
 from tests.helpers.report_page import Page
 from tests.test_object_store import CORPORA
 from tests.test_object_store_clouds import BUCKET, NO_METADATA_SERVER
@@ -58,14 +60,15 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict:
                 endpoint = stack.enter_context(counting_proxy(emulator.blob_endpoint.rpartition("/")[0], logs[cloud]))
                 env |= replace(emulator, blob_endpoint=f"{endpoint}/{AZURITE_ACCOUNT}").env()
         done = subprocess.run([sys.executable, "-m", "tests.helpers.object_store_client", "clouds", str(work / "out"),
-                               json.dumps(corpora), "-"], cwd=ROOT, capture_output=True, text=True,
-                              env=os.environ | env, timeout=1800)
+                               json.dumps(corpora), json.dumps({c: str(p) for c, p in logs.items()})], cwd=ROOT,
+                              capture_output=True, text=True, env=os.environ | env, timeout=1800)
     assert done.returncode == 0, done.stderr[-4000:]
     result = json.loads(done.stdout.strip().splitlines()[-1])
     result["outputs"].append(done.stderr)
     print(f"clouds: seconds {result['seconds']}")
     result["corpora"] = corpora
-    result["requests"] = {cloud: [json.loads(line) for line in log.read_text().splitlines()]
+    # the nightly job's requests (the commands' come after the marks)
+    result["requests"] = {cloud: [json.loads(line) for line in log.read_text().splitlines()[:result["marks"][cloud]]]
                           for cloud, log in logs.items()}
     return result
 
@@ -113,6 +116,14 @@ def test_the_nightly_run_pays_few_requests(runs: dict, cloud: str) -> None:
     assert small and {key: fetched.get(key) for key in small} == dict.fromkeys(small, 1)
     # every view lists the dirs once: a few dozen listings for the job, not one per file or per task
     assert counts.get("LIST", 0) < len(sizes) / 4, counts
+
+
+@pytest.mark.parametrize("cloud", BASES)
+@pytest.mark.parametrize("command", CLOUD_COMMANDS)
+def test_the_commands_over_the_store_print_what_they_print_locally(runs: dict, cloud: str, command: str) -> None:
+    run = runs["clouds"][cloud]["commands"][command]
+    assert run["codes"][0] == run["codes"][1] and run["codes"][0] in (0, 1), run["stderr"]
+    assert run["difference"] is None and run["lines"] > 0
 
 
 def test_no_secret_in_any_output(runs: dict) -> None:

@@ -73,6 +73,7 @@ def expected_rows(samples: Path) -> dict[str, int]:
     return {
         "segment_stats": sum(segments.values()), "retention_plan": sum(segments.values()),
         "partition_stats": len(PARTITIONS), "log_offsets": len(PARTITIONS), "catalog_checks": len(PARTITIONS),
+        "replica_comparison": len(PARTITIONS),  # one broker: each partition its only replica, its leader
         "log_dir_stats": 1, "topic_configs": len(PARTITIONS),  # one partition per topic
         "retention_forecast": len(PARTITIONS) * 15,  # days 0 to 14
         "compaction_preview": len(compacted), "compaction_preview_segments": sum(segments[n] for n in compacted),

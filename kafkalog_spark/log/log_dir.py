@@ -350,6 +350,8 @@ def broker_identity(path: str, filesystem: pafs.FileSystem | None = None) -> tup
     ``meta.properties``; (None, None) when there is no readable, valid one."""
     log_dir = containing_log_dir(path, filesystem)
     fs, inner = resolve(log_dir, filesystem)
+    # in a store, the log dir's listing (one LIST, or none when kept) answers whether the file is there, not a HEAD
+    object_stores.prefetch_listing(fs, inner.rstrip("/"), recursive=False)
     if fs.get_file_info(f"{inner.rstrip('/')}/{META_PROPERTIES}").type != pafs.FileType.File:
         return None, None
     meta = MetaProperties.read(f"{log_dir.rstrip('/')}/{META_PROPERTIES}", filesystem)

@@ -147,11 +147,17 @@ def run_nightly(work: Path, corpora: dict[str, str], requests_log: Path) -> dict
     return result
 
 
-def run_clouds(work: Path, clouds: dict[str, dict[str, str]]) -> dict:
+# The commands run over GCS and Azure besides `stats` (tests/test_object_store_clouds.py) and `nightly`: one of each
+# kind of reading (the validation, a plan, the cleaner's model, an internal topic's state)
+CLOUD_COMMANDS = ("validate", "retention-plan", "compaction-preview", "consumer-positions")
+
+
+def run_clouds(work: Path, clouds: dict[str, dict[str, str]], logs: dict[str, str]) -> dict:
     """`kafkalog nightly` over each cloud's log dirs (``clouds``: cloud -> store URI -> local copy) into a local
     warehouse with its report, the dirs given by ``--log-dir`` for the first cloud and by a TOML configuration for
     the others; after each, the nightly job over the local copies as of that run's snapshot time. The tables of
-    both, per cloud."""
+    both, per cloud. Then :data:`CLOUD_COMMANDS` over each cloud's dirs and their local copies on the same session;
+    ``marks``: each cloud's request log (``logs``) line count before them."""
     from pyspark.sql import SparkSession
     from pyspark.sql import functions as F
 
@@ -188,6 +194,11 @@ def run_clouds(work: Path, clouds: dict[str, dict[str, str]]) -> dict:
                            "local": nightly_tables(spark, str(local), corpora)}
         entry["report"] = report.read_text()
         result["outputs"] += [entry["report"], *("\n".join(rows) for rows in entry["tables"]["store"].values())]
+    result["marks"] = {cloud: len(Path(log).read_text().splitlines()) for cloud, log in logs.items()}
+    for cloud, corpora in clouds.items():
+        commands = run_commands(work, corpora, "spark", CLOUD_COMMANDS)
+        result["clouds"][cloud]["commands"] = commands["commands"]
+        result["outputs"] += commands["outputs"]
     return result
 
 
@@ -230,7 +241,7 @@ if __name__ == "__main__":
     mode, work_dir, corpora_json, log_path = sys.argv[1], Path(sys.argv[2]), json.loads(sys.argv[3]), Path(sys.argv[4])
     if mode == "nightly":
         print(json.dumps(run_nightly(work_dir, corpora_json, log_path)))
-    elif mode == "clouds":
-        print(json.dumps(run_clouds(work_dir, corpora_json)))
+    elif mode == "clouds":  # the 4th argument: each cloud's request log, as JSON
+        print(json.dumps(run_clouds(work_dir, corpora_json, json.loads(sys.argv[4]))))
     else:
         print(json.dumps(run_commands(work_dir, corpora_json, "local", COMMANDS)))
