@@ -23,16 +23,8 @@ import pytest
 from kafkalog_spark.log import object_stores
 from kafkalog_spark.source.datasource import KafkaLogDataSource
 from tests.helpers.corpus import ROOT
-from tests.helpers.object_store import SECRET, S3Server, kinds, s3_server, store_environment
+from tests.helpers.object_store import CORPORA, SECRET, S3Server, kinds, s3_server, store_environment
 
-# Every corpus the brokers wrote: Kafka 3.9 and 4.x log dirs, the legacy formats, a copy taken while the broker
-# ran, and the internal topics' and tiered topics' dirs.
-CORPORA = {
-    "broker": "samples/broker", "legacy": "samples/legacy", "live-copy": "samples/live-copy",
-    "kafka4-broker": "samples-kafka4/broker", "kafka4-live-copy": "samples-kafka4/live-copy",
-    "internal-3.9": "samples-internal/3.9.2/broker", "internal-4.4": "samples-internal/4.4.0/broker",
-    "tiered-3.9": "samples-internal/3.9.2/tiered",
-}
 VIEWS = ("records", "batches", "record_stats", "segments", "index", "partition_files")
 STATE_VIEWS = ("consumer_offsets", "group_metadata", "transactions", "cluster_metadata", "topic_catalog")
 BUCKET = "fleet"

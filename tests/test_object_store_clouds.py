@@ -29,16 +29,20 @@ import pytest
 
 from kafkalog_spark.log import object_stores
 from tests.harness.processes import free_port
-from tests.helpers.cloud_emulators import AZURITE_ACCOUNT, AZURITE_KEY, azurite, gcs_emulator, request_kind
+from tests.helpers.cloud_emulators import (
+    AZURITE_ACCOUNT,
+    AZURITE_KEY,
+    NO_METADATA_SERVER,
+    azurite,
+    gcs_emulator,
+    request_kind,
+)
 from tests.helpers.corpus import ROOT
-from tests.helpers.object_store import counting_proxy, store_environment
-from tests.test_object_store import CHUNK, CORPORA, STATE_VIEWS, VIEWS, same_rows, view_rows
+from tests.helpers.object_store import CORPORA, counting_proxy, store_environment
+from tests.test_object_store import CHUNK, STATE_VIEWS, VIEWS, same_rows, view_rows
 
 BUCKET = "fleet"
 NAMES = ("broker", "internal-3.9")  # data/samples/broker and data/samples-internal/3.9.2/broker
-# Any request a credential chain would send to the GCE metadata server stays on loopback, on a closed port:
-# google-auth asks it when no other credential is found (the tests expect gcsfs never to get there).
-NO_METADATA_SERVER = {"GCE_METADATA_HOST": "127.0.0.1:9", "GCE_METADATA_IP": "127.0.0.1:9", "NO_GCE_CHECK": "true"}
 
 
 class Cloud:

@@ -22,17 +22,23 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers.cloud_emulators import AZURITE_ACCOUNT, AZURITE_KEY, azurite, gcs_emulator, request_kind
+from tests.helpers.cloud_emulators import (
+    AZURITE_ACCOUNT,
+    AZURITE_KEY,
+    NO_METADATA_SERVER,
+    azurite,
+    gcs_emulator,
+    request_kind,
+)
 from tests.helpers.corpus import ROOT
-from tests.helpers.object_store import counting_proxy
+from tests.helpers.object_store import CORPORA, counting_proxy
 from tests.helpers.object_store_client import CLOUD_COMMANDS
 from tests.helpers.report_page import Page
-from tests.test_object_store import CORPORA
-from tests.test_object_store_clouds import BUCKET, NO_METADATA_SERVER
-from tests.test_object_store_spark import NIGHTLY_CORPORA
 
 pytestmark = pytest.mark.stores  # minutes: make test-stores
 
+BUCKET = "fleet"
+NIGHTLY_CORPORA = ("broker", "internal-3.9")  # as tests/test_object_store_spark.py's nightly job reads them
 BASES = {"gcs": f"gs://{BUCKET}", "azure": f"abfss://{BUCKET}@{AZURITE_ACCOUNT}.dfs.core.windows.net"}
 
 

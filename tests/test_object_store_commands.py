@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.helpers.object_store import SECRET, s3_server
-from tests.test_object_store import CORPORA
+from tests.helpers.object_store import CORPORA, SECRET, s3_server
 from tests.test_object_store_spark import run_client
 
 pytestmark = pytest.mark.stores

@@ -37,6 +37,9 @@ AZURITE_VERSION = "3.37.0"
 # Azurite's development account and its key, as Microsoft publishes them (every Azure SDK's "UseDevelopmentStorage"):
 # the only account Azurite serves unless told otherwise. Every output of a test is searched for the key.
 AZURITE_ACCOUNT = "devstoreaccount1"
+# Any request a credential chain would send to the GCE metadata server stays on loopback, on a closed port:
+# google-auth asks it when no other credential is found (the tests expect gcsfs never to get there).
+NO_METADATA_SERVER = {"GCE_METADATA_HOST": "127.0.0.1:9", "GCE_METADATA_IP": "127.0.0.1:9", "NO_GCE_CHECK": "true"}
 AZURITE_KEY = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
 
 

@@ -23,6 +23,15 @@ ACCESS_KEY = "AKIAKAFKALOGTEST0001"
 SECRET = "kafkalogTestSecret+Do-Not-Print/7f3e"
 REGION = "eu-west-3"
 
+# Every corpus the brokers wrote: Kafka 3.9 and 4.x log dirs, the legacy formats, a copy taken while the broker
+# ran, and the internal topics' and tiered topics' dirs.
+CORPORA = {
+    "broker": "samples/broker", "legacy": "samples/legacy", "live-copy": "samples/live-copy",
+    "kafka4-broker": "samples-kafka4/broker", "kafka4-live-copy": "samples-kafka4/live-copy",
+    "internal-3.9": "samples-internal/3.9.2/broker", "internal-4.4": "samples-internal/4.4.0/broker",
+    "tiered-3.9": "samples-internal/3.9.2/tiered",
+}
+
 
 @dataclass
 class S3Server:
