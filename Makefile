@@ -50,7 +50,8 @@ INTEGRATION_MARKERS     ?= field or packaging or engines or clusters_nightly or 
 INTEGRATION_TESTS       := tests/test_connect.py tests/test_databricks_notebook.py tests/test_packaging.py \
                            tests/test_local_engine.py tests/test_nightly_internal.py tests/test_standalone.py \
                            tests/test_report.py tests/test_snapshots.py tests/test_object_store_spark.py \
-                           tests/test_object_store_clouds_nightly.py tests/test_replica_comparison.py
+                           tests/test_object_store_clouds_nightly.py tests/test_object_store_commands.py \
+                           tests/test_replica_comparison.py
 INTEGRATION_KILL_MATRIX ?= kinds
 test-integration: $(STAMP) browser
 	KAFKALOG_KILL_MATRIX=$(INTEGRATION_KILL_MATRIX) $(PY) -m pytest -m "$(INTEGRATION_MARKERS)" $(INTEGRATION_TESTS)
@@ -82,8 +83,8 @@ test-long: $(STAMP) browser
 
 # The nightly job and the commands over an S3-compatible server on loopback (moto's, behind a counting proxy),
 # against the same over the local copies, two commands over Spark Connect reading the store, and the nightly job
-# over GCS's and Azure's emulators; make test-integration runs all but the commands on every corpus (about 10
-# minutes), make test the source's views over every store on every corpus.
+# over GCS's and Azure's emulators (about 16 minutes; make test-integration runs it all), make test the source's views
+# over every store on every corpus.
 test-stores: $(STAMP)
 	$(PY) -m pytest -m stores tests/test_object_store_spark.py tests/test_object_store_clouds_nightly.py \
 		tests/test_object_store_commands.py

@@ -1,7 +1,8 @@
 """Every command over every corpus in an S3-compatible store (moto's server on loopback, behind the counting
 proxy) prints what it prints over the local copies, on the local engine (Sail, in the client's process), and never
-the secret. About 10 minutes: make test-stores runs it, CI does not (the nightly job and `stats` over the store
-on Spark are in tests/test_object_store_spark.py, the source's views on every corpus in tests/test_object_store.py).
+the secret. About 2 minutes, in the stores suite (make test-stores, make test-integration); the nightly job and
+`stats` over the store on Spark are in tests/test_object_store_spark.py, the source's views on every corpus in
+tests/test_object_store.py.
 """
 
 from __future__ import annotations
