@@ -7,6 +7,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+# the batches view's columns it holds, in its fields' order
+COLUMNS = ("baseOffset", "lastOffset", "count", "crc", "partitionLeaderEpoch", "segmentBaseOffset", "position")
+
 
 @dataclass(frozen=True)
 class BatchHeaders:
@@ -24,13 +27,7 @@ class BatchHeaders:
     def of(cls, columns: dict[str, np.ndarray]) -> BatchHeaders:
         """From unsorted columns named as the batches view names them."""
         order = np.argsort(columns["baseOffset"], kind="stable")
-        return cls(*(np.asarray(columns[n], dtype=np.int64)[order] for n in
-                     ("baseOffset", "lastOffset", "count", "crc", "partitionLeaderEpoch", "segmentBaseOffset",
-                      "position")))
-
-    @classmethod
-    def empty(cls) -> BatchHeaders:
-        return cls(*(np.zeros(0, dtype=np.int64) for _ in range(7)))
+        return cls(*(np.asarray(columns[n], dtype=np.int64)[order] for n in COLUMNS))
 
     def __len__(self) -> int:
         return len(self.base)

@@ -59,12 +59,3 @@ class LeaderEpochFileCache:
         while end_offset >= 0 and kept and kept[-1].start_offset >= end_offset:  # Kafka's truncateFromEnd
             kept.pop()
         return LeaderEpochFileCache(kept)
-
-    def epoch_for_offset(self, offset: int) -> int | None:
-        """The epoch ``offset`` was written in, by the lineage (None before its first entry)."""
-        epoch = None
-        for e in self._entries:
-            if e.start_offset > offset:
-                break
-            epoch = e.epoch
-        return epoch

@@ -32,6 +32,7 @@ from ...log.checkpoints import (
     REPLICATION_OFFSET_CHECKPOINT,
 )
 from ..finding_columns import INDEX_FINDINGS, candidate, emit, text
+from .batch_headers import COLUMNS as HEADER_COLUMNS
 from .divergence import LEADER
 
 EPOCH_ENTRY = StructType([StructField("epoch", IntegerType()), StructField("startOffset", LongType())])
@@ -79,7 +80,6 @@ REPLICA_COMPARISON = StructType([
 ])
 
 ORDER = ("clusterId", "topic", "partition", "brokerId", "logDir")
-_HEADER = ["baseOffset", "lastOffset", "count", "crc", "partitionLeaderEpoch", "segmentBaseOffset", "position"]
 _MEMBERS = "logDir string, topic string, partition int, kind string, context string"
 
 
@@ -178,7 +178,7 @@ def replica_comparison(batches: DataFrame, records: DataFrame | None, members: l
     compacted = sorted(set(compacted))
     heads = (batches.where(F.col("problem").isNull() & F.col("snapshotEndOffset").isNull()
                            & F.col("baseOffset").isNotNull() & (F.col("topic") != CLUSTER_METADATA))
-             .select("logDir", "topic", "partition", F.lit("batch").alias("kind"), *_HEADER))
+             .select("logDir", "topic", "partition", F.lit("batch").alias("kind"), *HEADER_COLUMNS))
     rows = heads
     if compacted and records is not None:
         rows = rows.unionByName(_record_hashes(records.where(F.col("topic").isin(compacted))),
@@ -238,7 +238,7 @@ def _compare_set(members: list[dict], batches, records) -> list[dict]:
     replicas: dict[str, Replica] = {}
     for c in members:
         mine = batches.filter(pc.equal(batches["logDir"], c["logDir"]))
-        heads = BatchHeaders.of({n: pc.fill_null(mine[n], -1).to_numpy() for n in _HEADER})
+        heads = BatchHeaders.of({n: pc.fill_null(mine[n], -1).to_numpy() for n in HEADER_COLUMNS})
         end = log_end_offset(c["activeSegment"], [int(heads.last.max())] if len(heads) else [])
         loaded = loaded_offsets(c["firstSegment"], end, c["logStartCheckpoint"], c["highWatermarkCheckpoint"],
                                 log_start_file=bool(c["logStartFile"]))
