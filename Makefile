@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 PYSPARKS       ?= 4.0 4.1 4.2
 COMPAT_PYTHONS ?= $(PYTHON)
 
-.PHONY: demo browser test test-integration test-cluster test-engines test-field test-long test-internal test-stores test-packaging lint docs bench samples samples-internal samples-tiered samples-replicas wheel compat dump-compare fuzz kill-matrix many-dirs clean
+.PHONY: demo browser test test-incremental test-integration test-cluster test-engines test-field test-long test-internal test-stores test-packaging lint docs bench samples samples-internal samples-tiered samples-replicas samples-incremental wheel compat dump-compare fuzz kill-matrix many-dirs clean
 
 # [spark]: the package itself does not depend on Spark (a platform's own Spark must stay); a local run does.
 $(STAMP): pyproject.toml
@@ -51,7 +51,7 @@ INTEGRATION_TESTS       := tests/test_connect.py tests/test_databricks_notebook.
                            tests/test_local_engine.py tests/test_nightly_internal.py tests/test_standalone.py \
                            tests/test_report.py tests/test_snapshots.py tests/test_object_store_spark.py \
                            tests/test_object_store_clouds_nightly.py tests/test_object_store_commands.py \
-                           tests/test_replica_comparison.py
+                           tests/test_replica_comparison.py tests/test_nightly_incremental.py
 INTEGRATION_KILL_MATRIX ?= kinds
 test-integration: $(STAMP) browser
 	KAFKALOG_KILL_MATRIX=$(INTEGRATION_KILL_MATRIX) $(PY) -m pytest -m "$(INTEGRATION_MARKERS)" $(INTEGRATION_TESTS)
@@ -144,6 +144,13 @@ samples-tiered: $(STAMP)
 samples-replicas: $(STAMP)
 	$(PY) -m tests.harness.replica_corpus
 
+# One single-node KRaft broker of 3.9.2 and of 4.4.0 with two log dirs, both copied with the broker stopped cleanly
+# at four stages (appends and rolls, a transaction aborted after a roll, retention, a cleaner pass, a partition moved
+# between the log dirs, a topic deleted): data/samples-incremental/<version>/stage-<n>/logdir-{a,b} and stages.json,
+# for incremental runs that decode only new or changed segments (about a minute per version).
+samples-incremental: $(STAMP)
+	$(PY) -m tests.harness.incremental_corpus
+
 # kafkalog dump against kafka-dump-log 3.9.2 and 4.4.0 on any log dirs (not part of `make test`):
 # make dump-compare DIRS="/var/lib/kafka/data other/log/dir"; exits 1 on any difference.
 dump-compare: $(STAMP)
@@ -172,6 +179,11 @@ kill-matrix: $(STAMP)
 # Memory against the number of log dirs (tests/test_many_dirs.py, on tests/bench/many_dirs.py): validate and the
 # nightly job over 50 small log dirs, all in one job, on a 512 MiB driver heap (in local mode the executors share
 # it); prints each run's JSON line and fails on an error, an uneven result, or rows unlike one dir's alone.
+# The incremental nightly run against full runs at every stage of both versions' corpora (data/samples-incremental),
+# with a re-run of a snapshot id: about 15 minutes (CI's long suite takes two steps of 3.9.2's).
+test-incremental: $(STAMP)
+	$(PY) -m pytest -m incremental tests/test_nightly_incremental.py
+
 many-dirs: $(STAMP)
 	$(PY) -m pytest -q -s -m many_dirs tests/test_many_dirs.py
 

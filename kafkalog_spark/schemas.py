@@ -181,6 +181,7 @@ SEGMENTS = StructType(
         StructField("txnIndexSize", LongType()),
         StructField("hasProducerSnapshot", BooleanType()),
         StructField("logModified", TimestampType()),
+        StructField("indexModified", TimestampType()),  # the offset index's (the cleaner keeps logModified)
         StructField("indexEntries", IntegerType()),  # valid entries (before any zero tail)
         StructField("timeIndexEntries", IntegerType()),
         StructField("lastIndexedOffset", LongType()),

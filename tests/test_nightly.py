@@ -3,6 +3,7 @@ half-way (readers still see the snapshot whole; the next run completes it)."""
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import re
 from pathlib import Path
@@ -109,3 +110,22 @@ def test_a_rerun_killed_between_two_tables_leaves_the_snapshot_whole_and_a_rerun
     assert [t for t in nightly.TABLES if raw_rows(spark, warehouse, t, "s1").count() != before[t]] == []
     times = snapshot_times(spark, first_run)
     assert len(times) == 1 and times != first_times  # the re-run's rows only
+
+
+def test_a_second_run_reads_back_every_unchanged_segment_and_equals_the_first(spark, first_run) -> None:
+    """The corpus did not change since the first run: the next snapshot decodes nothing, reads every segment's rows
+    back from the first (tests/test_nightly_incremental.py: corpora that change), and its tables equal the first's."""
+    from tests.helpers.engine_tables import _rows
+
+    second = dataclasses.replace(first_run, snapshot_id="s2")
+    nightly.run(spark, second, now=lambda: T0)
+    manifest = spark.read.format("delta").load(f"{first_run.location.warehouse}/snapshots")
+    counts = {r.snapshotId: (r.segmentsDecoded, r.segmentsReused, r.bytesDecoded, r.bytesReused)
+              for r in manifest.where(F.col("snapshotId").isin("s1", "s2")).collect()}
+    logs = [p for p in Path(first_run.log_dirs[0]).glob("*/*.log")
+            if re.fullmatch(r".+-\d+", p.parent.name) and p.is_file()]
+    size = sum(p.stat().st_size for p in logs)
+    assert counts == {"s1": (len(logs), 0, size, 0), "s2": (0, len(logs), 0, size)}
+    for name in nightly.TABLES:
+        first = _rows(table(spark, first_run, name).drop("snapshotId"))
+        assert _rows(table(spark, second, name, "s2").drop("snapshotId")) == first, name

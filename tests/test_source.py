@@ -184,6 +184,26 @@ def test_bad_options_are_clear_errors(spark, samples: Path) -> None:
         load(spark, samples / "broker", isolation="dirty").collect()
 
 
+def test_segment_files_decodes_only_the_segments_named(spark, samples: Path) -> None:
+    """segmentFiles (the incremental run's): only those `.log` files are decoded; the listing views ignore it."""
+    import json
+
+    part = samples / "broker" / "tutorial-segments-0"
+    logs = sorted(part.glob("*.log"))
+    chosen = [str(logs[1]), str(logs[-1])]
+    rows = load(spark, samples / "broker", view="batches", topics="tutorial-segments",
+                segmentFiles=json.dumps(chosen)).collect()
+    assert {r.segmentBaseOffset for r in rows} == {int(logs[1].stem), int(logs[-1].stem)}
+    assert len(rows) == len(load(spark, samples / "broker", view="batches", topics="tutorial-segments").where(
+        F.col("segmentBaseOffset").isin(int(logs[1].stem), int(logs[-1].stem))).collect())
+    assert load(spark, samples / "broker", view="record_stats", topics="tutorial-segments",
+                segmentFiles="[]").count() == 0
+    assert load(spark, samples / "broker", view="segments", topics="tutorial-segments",
+                segmentFiles="[]").count() == len(logs)
+    with pytest.raises(Exception, match="segmentFiles must be a JSON list"):
+        load(spark, samples / "broker", view="batches", segmentFiles='{"a": 1}').collect()
+
+
 def test_segments_view_lists_the_files(spark, samples: Path) -> None:
     rows = load(spark, samples / "broker", view="segments", topics="tutorial-segments").orderBy("baseOffset").collect()
     part = samples / "broker" / "tutorial-segments-0"

@@ -25,6 +25,11 @@ def run_nightly(args: argparse.Namespace) -> int:
     from ..session.warehouse_store import warehouse_confs
 
     config = load_config(args)  # every path and config checked before Spark starts
+    if config.polite:  # before the JVM starts: it and its Python workers inherit the priorities
+        from ..session.priority import lower_priority
+
+        for what in lower_priority():
+            progress(f"polite: no {what}")
     progress(f"snapshot of {len(config.log_dirs)} log dir(s) into {config.location.description}")
     spark = spark_session(args, "kafkalog-nightly", delta=True, extra=warehouse_confs(config.location.warehouse))
     progress(f"on {where_it_runs(spark)}")
@@ -43,6 +48,12 @@ def _add_job_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--schema", help="catalog schema for the tables, e.g. main.kafkalog (instead of --warehouse)")
     p.add_argument("--snapshot-id", help="replace this snapshot's rows (default: the run's UTC time)")
     p.add_argument("--report", metavar="FILE.html", help="also write the HTML report of the snapshot there")
+    p.add_argument("--polite", action="store_true",
+                   help="on a broker's host: low CPU and idle I/O priority, and the page cache left as found (the "
+                        "segments read that were not cached are dropped from it after reading)")
+    p.add_argument("--full", action="store_true",
+                   help="decode every segment (by default a segment the previous snapshot of its log dir decoded, "
+                        "unchanged since, is read back from the warehouse)")
     p.add_argument("--set", dest="what_if", action="append", metavar="key=value",
                    help="what-if config the retention forecast also runs under (repeatable; replaces [configs] "
                         "what_if), e.g. --set retention.ms=86400000")

@@ -59,7 +59,9 @@ def load_config(args: argparse.Namespace):
                  "kafka_version": getattr(args, "kafka_version", None),  # None: the file's, else the newest
                  "report": getattr(args, "report", None),
                  "what_if": tuple(args.what_if) if getattr(args, "what_if", None) else None,
-                 "store": _store_options(args)}
+                 "store": _store_options(args),
+                 "full": True if getattr(args, "full", False) else None,
+                 "polite": True if getattr(args, "polite", False) else None}
     if not args.config and location is None:
         raise UsageError("--warehouse or --schema is required (or give --config FILE)")
     try:

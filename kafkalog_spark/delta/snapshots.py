@@ -27,7 +27,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -67,14 +67,15 @@ def _loaded(spark: SparkSession, where: TableLocation, table: str) -> DataFrame 
     return df
 
 
-def _exists(spark: SparkSession, where: TableLocation, table: str) -> bool:
+def table_exists(spark: SparkSession, where: TableLocation, table: str) -> bool:
+    """Whether ``table`` exists at ``where`` (asked as :func:`_loaded` asks)."""
     return _loaded(spark, where, table) is not None
 
 
 def _save(df: DataFrame, where: TableLocation, table: str, mode: str, **options: str) -> None:
     spark = df.sparkSession
     writer = df.write.format("delta").option("mergeSchema", "true").options(**options)
-    if not _exists(spark, where, table):
+    if not table_exists(spark, where, table):
         writer = writer.partitionBy(*[c for c in PARTITION_COLUMNS if c in df.columns])
     writer = writer.mode(mode)
     if where.by_path:
@@ -103,7 +104,7 @@ def begin(spark: SparkSession, where: TableLocation, snapshot_id: str, snapshot_
     check_snapshot_id(snapshot_id)
     _check_run_id(run_id)
     row = spark.createDataFrame([(snapshot_id, run_id, snapshot_time, dt.datetime.now(dt.UTC))], RUNS_SCHEMA)
-    if not _exists(spark, where, RUNS):
+    if not table_exists(spark, where, RUNS):
         row = row.unionByName(_runs_found(spark, where, tables))
     _save(row, where, RUNS, "append")
 
@@ -135,14 +136,16 @@ def _runs_other_than(df: DataFrame, snapshot_id: str, run_id: str) -> list[str]:
 
 
 def commit(spark: SparkSession, where: TableLocation, snapshot_id: str, snapshot_time: dt.datetime, run_id: str,
-           tables: Sequence[str]) -> None:
-    """Make run ``run_id``'s rows the snapshot ``snapshot_id``: one appended manifest row, one Delta commit."""
+           tables: Sequence[str], details: Mapping[str, int] | None = None) -> None:
+    """Make run ``run_id``'s rows the snapshot ``snapshot_id``: one appended manifest row, one Delta commit.
+    ``details``: more columns of the row, each a count (a long; a manifest written before them reads null)."""
     check_snapshot_id(snapshot_id)
     _check_run_id(run_id)
-    for t in tables:
-        check_name(t, "table name")
-    row = (snapshot_id, run_id, snapshot_time, dt.datetime.now(dt.UTC), list(tables))
-    _save(spark.createDataFrame([row], MANIFEST_SCHEMA), where, MANIFEST, "append")
+    for t in [*tables, *(details or {})]:
+        check_name(t, "table name or manifest column")
+    row = (snapshot_id, run_id, snapshot_time, dt.datetime.now(dt.UTC), list(tables), *(details or {}).values())
+    schema = ", ".join([MANIFEST_SCHEMA, *(f"{name} long" for name in details or {})])
+    _save(spark.createDataFrame([row], schema), where, MANIFEST, "append")
 
 
 def committed(spark: SparkSession, where: TableLocation) -> DataFrame:

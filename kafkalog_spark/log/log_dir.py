@@ -74,6 +74,8 @@ class LogSegment:
     txn_index: str | None = None
     sizes: dict[str, int] = field(default_factory=dict)  # suffix -> bytes
     log_mtime_ms: int | None = None
+    # The offset index's: the cleaner gives a cleaned `.log` its original's time, never its new index's
+    index_mtime_ms: int | None = None
     is_active: bool = False
 
     @property
@@ -195,8 +197,8 @@ def list_partition(path: str, filesystem: pafs.FileSystem | None = None,
             seg = segments.setdefault(base, LogSegment(base))
             setattr(seg, _ATTR[suffix], full)
             seg.sizes[suffix] = info.size
-            if suffix == LOG_SUFFIX and info.mtime_ns is not None:
-                seg.log_mtime_ms = info.mtime_ns // 1_000_000
+            if suffix in (LOG_SUFFIX, INDEX_SUFFIX) and info.mtime_ns is not None:
+                setattr(seg, "log_mtime_ms" if suffix == LOG_SUFFIX else "index_mtime_ms", info.mtime_ns // 1_000_000)
         else:
             log.unknown_files.append(full)
     log.segments = sorted(segments.values(), key=lambda s: s.base_offset)

@@ -19,6 +19,7 @@ from ..delta import IDENTIFIER, MANIFEST, RUNS, TableLocation, check_name, check
 from ..kafka_versions import LATEST, KafkaVersion, parse_kafka_version
 from ..log.object_stores import StoreOptions
 from ..source.options import parse_size
+from .incremental import CACHE_TABLES
 from .pipeline import TABLES
 
 SNAPSHOT_ID = "snapshot_id"  # the field, and the key of the ConfigError a bad one raises
@@ -38,6 +39,8 @@ class NightlyConfig:
     what_if: tuple[str, ...] = ()  # key=value configs the retention forecast also runs under, side by side
     report: str | None = None  # where to write the HTML report of the snapshot (None: no report)
     store: StoreOptions = field(default_factory=StoreOptions)  # log dirs in object stores: endpoint, region, ...
+    full: bool = False  # decode every segment, even those the previous snapshot of their log dir decoded
+    polite: bool = False  # on a broker's host: the page cache left as found (and, from the CLI, low priorities)
 
     def __post_init__(self) -> None:
         """Refuse a bad snapshot id or table name however the configuration was made (TOML, CLI, the Python API,
@@ -48,9 +51,10 @@ class NightlyConfig:
             except ValueError as e:
                 raise ConfigError(str(e), key=SNAPSHOT_ID) from None
         names = [check_name(self.table_names.get(t, t), f"table name for {t}") for t in TABLES]
-        if len(set(names)) < len(names) or {MANIFEST, RUNS} & set(names):
-            raise ValueError(f"table names {names}: each table needs its own name, and {MANIFEST!r} (the manifest) "
-                             f"and {RUNS!r} (every run started) are the job's own tables")
+        if len(set(names)) < len(names) or {MANIFEST, RUNS, *CACHE_TABLES} & set(names):
+            raise ValueError(f"table names {names}: each table needs its own name, and {MANIFEST!r} (the manifest), "
+                             f"{RUNS!r} (every run started) and {', '.join(CACHE_TABLES)} (what the next run reads "
+                             "back) are the job's own tables")
 
     @classmethod
     def load(cls, path: str | None = None, **overrides) -> NightlyConfig:
@@ -90,6 +94,7 @@ class NightlyConfig:
             log_dirs=tuple(rel(p) for p in _paths(inp, "input", "log_dirs")),
             location=location,
             include_internal=_value(inp, "input", "include_internal", bool, True),
+            polite=_value(inp, "input", "polite", bool, False),
             snapshot_id=snapshot_id,
             table_names={t: _table_name(tables, t) for t in TABLES},
             broker_config=rel(_value(cfg, "configs", "broker_properties", str)),
@@ -106,7 +111,8 @@ class NightlyConfig:
 
 # The TOML file's sections and their keys: anything else is a typo, which would otherwise be ignored in silence.
 _FILE_KEYS = {
-    "input": ("log_dirs", "include_internal", "max_split_bytes", "store_endpoint", "store_region", "store_anonymous"),
+    "input": ("log_dirs", "include_internal", "max_split_bytes", "store_endpoint", "store_region", "store_anonymous",
+              "polite"),
     "output": ("warehouse", "catalog", "schema"),
     "configs": ("kafka_version", "broker_properties", "topic_overrides", "what_if"),
     "snapshot": ("id",),

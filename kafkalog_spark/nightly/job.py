@@ -26,7 +26,9 @@ from ..delta import (
 )
 from ..log.files import expand_paths
 from ..log.object_stores import configure, file_cache, is_object_store
+from ..source.options import parse_size
 from .config import NightlyConfig, topic_configs, what_if_configs
+from .incremental import CACHE_TABLES, Reuse
 from .pipeline import CLUSTER_TABLES, DIR_TABLES, TABLES, analysed, cluster_tables
 
 
@@ -48,6 +50,7 @@ def run(spark: SparkSession, config: NightlyConfig, now: Callable[[], dt.datetim
     # a configured id was checked with the config (NightlyConfig); the default, a UTC time, is a valid one
     snapshot_id = config.snapshot_id or started.strftime("%Y-%m-%dT%H:%M:%SZ")
     names = [config.table_names[name] for name in TABLES]
+    kept = list(CACHE_TABLES)  # what the next run reads back: the segments and the rows decoded of them
     done = after_commit or (lambda _: None)
     run_id = new_run_id()
     configure(config.store)  # log dirs in an object store: listed here, read by the tasks with these options
@@ -60,7 +63,7 @@ def run(spark: SparkSession, config: NightlyConfig, now: Callable[[], dt.datetim
 
     def append(tables: dict[str, DataFrame], name: str) -> Callable[[], None]:
         def write() -> None:
-            append_rows(tables[name], where, config.table_names[name], snapshot_id, started, run_id)
+            append_rows(tables[name], where, config.table_names.get(name, name), snapshot_id, started, run_id)
             done(name)
         return write
 
@@ -74,19 +77,22 @@ def run(spark: SparkSession, config: NightlyConfig, now: Callable[[], dt.datetim
     # the small files several views read (indexes, checkpoints) fetched once from a store, where a local session's
     # processes can share them
     with file_cache(any(is_object_store(d) for d in log_dirs) and _all_on_this_host(spark)):
-        begin(spark, where, snapshot_id, started, run_id, names)  # before any table: a killed run is recorded
+        begin(spark, where, snapshot_id, started, run_id, [*names, *kept])  # before any table: a killed run is recorded
         done(RUNS)
+        reuse = Reuse(spark, where, snapshot_id, parse_size(config.max_split_bytes, "max_split_bytes"),
+                      full=config.full)
         with analysed(spark, log_dirs, started, configs, alternative, include_internal=config.include_internal,
-                      max_split_bytes=config.max_split_bytes) as tables:
-            _in_parallel([append(tables, name) for name in DIR_TABLES])
+                      max_split_bytes=config.max_split_bytes, reuse=reuse, polite=config.polite) as tables:
+            _in_parallel([append(tables, name) for name in (*DIR_TABLES, *kept)])
         # Then each cluster's dirs together, from this run's own log_offsets rows: the data is not decoded again.
         offsets = run_rows(spark, where, config.table_names["log_offsets"], snapshot_id, run_id)
         tables = cluster_tables(spark, log_dirs, offsets, int(started.timestamp() * 1000), config.include_internal)
         _in_parallel([append(tables, name) for name in CLUSTER_TABLES])
-        commit(spark, where, snapshot_id, started, run_id, names)  # only once every table's rows are in
+        # only once every table's rows are in
+        commit(spark, where, snapshot_id, started, run_id, [*names, *kept], reuse.counts)
         done(MANIFEST)
         replaced = bool(replaced_runs(spark, where, snapshot_id, run_id))
-        _in_parallel([clean(table, replaced) for table in names])
+        _in_parallel([clean(table, replaced) for table in [*names, *kept]])
         tables = {name: read_table(spark, config.location, table, snapshot_id) for name, table in zip(TABLES, names,
                                                                                                         strict=True)}
         if config.report:

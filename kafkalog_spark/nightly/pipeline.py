@@ -14,6 +14,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from ..config import TopicConfigs
+from .incremental import CACHE_TABLES, Reuse
 
 VIEWS = ("segments", "batches", "record_stats", "index", "partition_files")  # and part of the records
 # Tables of each log dir on its own (a logDir column), with replica_comparison, which sets the replicas of each
@@ -26,27 +27,45 @@ CLUSTER_TABLES = ("consumer_positions", "open_transactions", "catalog_checks")
 TABLES = DIR_TABLES + CLUSTER_TABLES
 
 
+LISTING_VIEWS = ("segments", "index", "partition_files")  # the views that read listings and small files
+
+
 def read_cached_views(spark: SparkSession, log_dirs: Sequence[str], include_internal: bool = True,
-                      max_split_bytes: str = "128m", configs: TopicConfigs | None = None) -> dict[str, DataFrame]:
+                      max_split_bytes: str = "128m", configs: TopicConfigs | None = None, *,
+                      reuse: Reuse | None = None, polite: bool = False) -> dict[str, DataFrame]:
     """The source's views over ``log_dirs``, cached: every analysis reads them again. The records are decoded once,
     into their aggregates (the record_stats view, computed in the tasks that decode them); the records view holds
     only what the analyses read record by record: the control records (the tasks decode the control batches
     alone) and the records of the compacted topics (``configs``' cleanup.policy; None: Kafka's defaults), without
-    their values and headers (:func:`~kafkalog_spark.analysis.record_sizes.without_payloads`)."""
+    their values and headers (:func:`~kafkalog_spark.analysis.record_sizes.without_payloads`).
+
+    ``reuse``: an incremental run's (:class:`~.incremental.Reuse`): it decides from the listing which segments to
+    decode, and gives the other segments' rows, read back from the warehouse; the views then also hold, under the
+    names of :data:`~.incremental.CACHE_TABLES`, what this run keeps for the next. ``polite``: the segments read
+    leave the page cache as found (:mod:`kafkalog_spark.log.page_cache`)."""
     from ..analysis.compaction import compacted_topics
     from ..analysis.record_sizes import without_payloads
     from ..analysis.topic_config_table import topics_of
     from ..source import control_records
     from ..source import read_views as source_views
 
-    options = {"includeInternal": str(include_internal).lower(), "maxSplitBytes": max_split_bytes}
-    views = {name: df.persist() for name, df in source_views(spark, log_dirs, VIEWS, **options).items()}
+    options = {"includeInternal": str(include_internal).lower(), "maxSplitBytes": max_split_bytes,
+               "dropCache": str(polite).lower()}
+    views = {name: df.persist() for name, df in source_views(spark, log_dirs, LISTING_VIEWS, **options).items()}
     compacted = compacted_topics(configs, topics_of(views["segments"]))
-    records = control_records(source_views(spark, log_dirs, ["records"], **options)["records"])
+    decode = reuse.decode_options(views["segments"], views["partition_files"], compacted) if reuse else None
+    decoded = source_views(spark, log_dirs, ("batches", "record_stats"), **options, **(decode or {}))
+    records = control_records(source_views(spark, log_dirs, ["records"], **options, **(decode or {}))["records"])
     if compacted:
-        whole = source_views(spark, log_dirs, ["records"], topics=",".join(compacted), **options)["records"]
+        whole = source_views(spark, log_dirs, ["records"], topics=",".join(compacted), **options,
+                             **(decode or {}))["records"]
         records = whole.unionByName(records.where(~F.col("topic").isin(compacted)))
-    views["records"] = without_payloads(records).persist()
+    decoded["records"] = without_payloads(records)
+    if reuse:
+        decoded = reuse.with_reused(decoded, compacted)
+    views |= {name: df.persist() for name, df in decoded.items()}
+    if reuse:
+        views |= reuse.tables(views)
     if include_internal:  # the cluster metadata's topics: each partition's leader, the topics' cleanup.policy
         views["topic_catalog"] = source_views(spark, log_dirs, ["topic_catalog"], **options)["topic_catalog"].persist()
     return views
@@ -208,17 +227,20 @@ def _log_dir_first(df: DataFrame) -> DataFrame:
 @contextmanager
 def analysed(spark: SparkSession, log_dirs: Sequence[str], started: dt.datetime, configs: TopicConfigs,
              alternative: TopicConfigs | None = None, *, include_internal: bool = True,
-             max_split_bytes: str = "128m") -> Iterator[dict[str, DataFrame]]:
+             max_split_bytes: str = "128m", reuse: Reuse | None = None,
+             polite: bool = False) -> Iterator[dict[str, DataFrame]]:
     """Every table of :data:`DIR_TABLES` over ``log_dirs``, read in one job, each row marked by its ``logDir``, as
     of ``started`` (``alternative``: the forecast's what-if configs). The views it caches to compute them are
     unpersisted when the block ends: use the tables inside it."""
-    views = read_cached_views(spark, log_dirs, include_internal, max_split_bytes, configs)
+    views = read_cached_views(spark, log_dirs, include_internal, max_split_bytes, configs, reuse=reuse,
+                              polite=polite)
     cached = list(views.values())
     try:
         tables = compute(spark, views, configs, log_dirs, int(started.timestamp() * 1000), alternative)
         # partition_stats and log_dir_stats are built on segment_stats: cached, it is computed once, not per table
         cached.append(tables["segment_stats"].persist())
-        yield {name: _log_dir_first(tables[name]) for name in DIR_TABLES}
+        yield ({name: _log_dir_first(tables[name]) for name in DIR_TABLES}
+               | {name: views[name] for name in CACHE_TABLES if name in views})
     finally:
         for df in cached:
             df.unpersist()

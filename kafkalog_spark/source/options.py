@@ -63,6 +63,9 @@ class SourceOptions:
     pushdown: bool = True  # false: hand every filter back to Spark (for comparisons and debugging)
     kraft_snapshots: bool = True  # list and decode the metadata log's KRaft snapshots (`.checkpoint`) too
     decode_internal: bool = False  # records view: add the decoded form of the internal topics' records
+    # the `.log` views: decode only these segment files (their paths as listed); None: every segment
+    segment_files: frozenset[str] | None = None
+    drop_cache: bool = False  # the `.log` views: leave the page cache as found (kafkalog_spark.log.page_cache)
     store: StoreOptions = field(default_factory=StoreOptions)  # object stores: endpoint, region, anonymous
 
     @classmethod
@@ -88,11 +91,18 @@ class SourceOptions:
             except re.error as e:
                 raise ValueError(f"kafkalog: topicPattern {pattern!r}: {e}") from None
         internal = _parse_bool(o, "includeInternal", False)
+        segment_files = None
+        if "segmentfiles" in o:
+            files = json.loads(o["segmentfiles"])
+            if not isinstance(files, list) or not all(isinstance(f, str) for f in files):
+                raise ValueError("kafkalog: segmentFiles must be a JSON list of `.log` file paths")
+            segment_files = frozenset(files)
         return cls(
             paths=paths, view=view, topics=topics, topic_pattern=pattern, include_internal=internal,
             isolation=isolation, mode=mode, pushdown=_parse_bool(o, "pushdown", True),
             kraft_snapshots=_parse_bool(o, "kraftSnapshots", True),
-            decode_internal=_parse_bool(o, "decodeInternal", False),
+            decode_internal=_parse_bool(o, "decodeInternal", False), segment_files=segment_files,
+            drop_cache=_parse_bool(o, "dropCache", False),
             max_split_bytes=_size(o, "maxSplitBytes", "128m"),
             open_cost_bytes=_size(o, "openCostBytes", "4m"),
             chunk_bytes=_size(o, "chunkBytes", "8m"),

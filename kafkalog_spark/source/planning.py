@@ -85,13 +85,17 @@ def _to_ms(value) -> int:
     return int(value)
 
 
-def prune_segments(log: PartitionLog, pushdown: Pushdown, view: str, filesystem=None) -> list[LogSegment]:
-    """The segments of a partition that may hold rows passing the pushed filters."""
+def prune_segments(log: PartitionLog, pushdown: Pushdown, view: str, filesystem=None,
+                   only: frozenset[str] | None = None) -> list[LogSegment]:
+    """The segments of a partition that may hold rows passing the pushed filters (and, given ``only``, whose
+    `.log` is one of those files)."""
     out = []
     segs = log.segments
     ts_low = pushdown.lower_bound("timestamp") if view == "records" else None
     for i, seg in enumerate(segs):
         last = segs[i + 1].base_offset - 1 if i + 1 < len(segs) else None
+        if only is not None and seg.log not in only:
+            continue
         if not pushdown.accepts("segmentBaseOffset", seg.base_offset) and view != "segments":
             continue
         if view == "segments" and not pushdown.accepts("baseOffset", seg.base_offset):
@@ -199,7 +203,7 @@ def plan_splits(opts: SourceOptions, pushdown: Pushdown, filesystem=None,
         # read_committed drops the aborted records; record_stats counts them
         wanted = opts.isolation == "read_committed" or opts.view == "record_stats"
         aborted = aborted_transactions(log, filesystem) if wanted else ()
-        for seg in prune_segments(log, pushdown, opts.view, filesystem):
+        for seg in prune_segments(log, pushdown, opts.view, filesystem, opts.segment_files):
             if seg.log is None:
                 continue
             start = seek_position(seg, pushdown, filesystem) if opts.view == "records" else 0
@@ -210,7 +214,8 @@ def plan_splits(opts: SourceOptions, pushdown: Pushdown, filesystem=None,
         if opts.kraft_snapshots and pushdown.accepts("segmentBaseOffset", None):
             # Snapshots are small (the metadata state, not its history) and hold no transactions.
             splits += [SegmentSplit(s.path, log.topic, log.partition, None, 0, None, s.size, (), s.size)
-                       for s in log.kraft_snapshots if s.state == "snapshot"]
+                       for s in log.kraft_snapshots
+                       if s.state == "snapshot" and (opts.segment_files is None or s.path in opts.segment_files)]
     if problems is not None:
         problems += _log_dir_problems(log_dir_findings)
     return splits

@@ -11,6 +11,8 @@ import pyarrow as pa
 
 from ..findings import Finding
 from ..log.aborted_transactions import AbortedTransactions
+from ..log.files import normalize_path
+from ..log.page_cache import left_as_found
 from ..log.reader import iter_segment
 from ..schemas import arrow_schema
 from .filters import Pushdown
@@ -40,20 +42,29 @@ def committed_mask(batch: pa.RecordBatch, aborted: AbortedTransactions) -> np.nd
 
 def read_splits(splits, opts: SourceOptions, pushdown: Pushdown, schema: pa.Schema) -> Iterator[pa.RecordBatch]:
     for split in splits:
-        findings: list[Finding] = []
-        aborted = AbortedTransactions(split.aborted)
-        log_dir = log_dir_of(split.path)
-        decoded = (_record_stats(split, opts, findings, aborted) if opts.view == "record_stats"
-                   else _decoded(split, opts, pushdown, findings, aborted))
-        for batch in decoded:
-            batch = _with_source_columns(batch, schema, log_dir, opts, split.topic)
-            table = pushdown.apply(pa.Table.from_batches([batch]))
-            yield from table.to_batches()
-        check_failfast(opts, findings)
-        if findings:
-            problems = problem_rows(findings, split.topic, split.partition, split.base_offset, schema, log_dir)
-            table = pushdown.apply(pa.Table.from_batches([problems]))
-            yield from table.to_batches()
+        local = normalize_path(split.path)
+        if opts.drop_cache and "://" not in local:
+            with left_as_found(local, split.start, split.end):
+                yield from _split_rows(split, opts, pushdown, schema)
+        else:
+            yield from _split_rows(split, opts, pushdown, schema)
+
+
+def _split_rows(split, opts: SourceOptions, pushdown: Pushdown, schema: pa.Schema) -> Iterator[pa.RecordBatch]:
+    findings: list[Finding] = []
+    aborted = AbortedTransactions(split.aborted)
+    log_dir = log_dir_of(split.path)
+    decoded = (_record_stats(split, opts, findings, aborted) if opts.view == "record_stats"
+               else _decoded(split, opts, pushdown, findings, aborted))
+    for batch in decoded:
+        batch = _with_source_columns(batch, schema, log_dir, opts, split.topic)
+        table = pushdown.apply(pa.Table.from_batches([batch]))
+        yield from table.to_batches()
+    check_failfast(opts, findings)
+    if findings:
+        problems = problem_rows(findings, split.topic, split.partition, split.base_offset, schema, log_dir)
+        table = pushdown.apply(pa.Table.from_batches([problems]))
+        yield from table.to_batches()
 
 
 def _segment_batches(split, opts: SourceOptions, findings: list[Finding], **kwargs) -> Iterator[pa.RecordBatch]:

@@ -54,6 +54,7 @@ def _segment_rows(log, findings: list[Finding], filesystem=None, checkpoints=Non
             "timeIndexSize": seg.sizes.get(".timeindex"), "txnIndexSize": seg.sizes.get(".txnindex"),
             "hasProducerSnapshot": seg.base_offset in log.snapshots,
             "logModified": None if seg.log_mtime_ms is None else seg.log_mtime_ms * 1000,
+            "indexModified": None if seg.index_mtime_ms is None else seg.index_mtime_ms * 1000,
             "indexEntries": index.entry_count if index else None,
             "timeIndexEntries": time_index.entry_count if time_index else None,
             "lastIndexedOffset": int(index.offsets[-1]) if index is not None and len(index.offsets) else None,

@@ -154,9 +154,10 @@ def _descendants(root: int) -> list[tuple[int, str]]:
     return out
 
 
-def run_job(job: str, log_dir: Path | str, workdir: Path, env: dict[str, str] | None = None) -> dict:
-    """One job in a fresh process, as a user runs it (in ``env``); its wall time and peak memory. ``report`` reads
-    the tables the nightly job wrote into ``workdir/../nightly``."""
+def run_job(job: str, log_dir: Path | str, workdir: Path, env: dict[str, str] | None = None,
+            args: list[str] | tuple[str, ...] = ()) -> dict:
+    """One job in a fresh process, as a user runs it (in ``env``, with more command-line ``args``); its wall time and
+    peak memory. ``report`` reads the tables the nightly job wrote into ``workdir/../nightly``."""
     cli = [sys.executable, "-m", "kafkalog_spark.cli", "-q"]
     if job == "nightly":
         cmd = cli + ["nightly", "--log-dir", str(log_dir), "--warehouse", str(workdir / "warehouse")]
@@ -166,6 +167,7 @@ def run_job(job: str, log_dir: Path | str, workdir: Path, env: dict[str, str] | 
     else:
         command, _, engine = job.partition("-")  # stats and validate on Spark, stats-local on the local engine
         cmd = cli + [command, str(log_dir), "--engine", engine or "spark"]
+    cmd += list(args)
     started = time.monotonic()
     with open(workdir / f"{job}.out", "wb") as out, open(workdir / f"{job}.err", "wb") as err:
         proc = subprocess.Popen(cmd, stdout=out, stderr=err, cwd=workdir, env=env)

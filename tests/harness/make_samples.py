@@ -96,28 +96,38 @@ def wait_for_checkpoint(broker: KafkaBroker, name: str, topic: str, timeout: flo
         time.sleep(0.5)
 
 
-def commit_offsets(broker: KafkaBroker) -> int:
-    """Consume the small topics in a consumer group, committing as it goes, so __consumer_offsets has
-    group metadata and offset commits."""
+def consume_committing(broker: KafkaBroker, group: str, topics: list[str], wanted: int,
+                       committed_of: list | None = None) -> list:
+    """Consumer group ``group`` (librdkafka) reads ``wanted`` records of ``topics`` from its committed offsets,
+    committing every 25 and at the end; returns its committed offsets of ``committed_of`` (TopicPartitions)."""
     from confluent_kafka import Consumer
 
     consumer = Consumer(broker.client_config(**{
-        "group.id": CONSUMER_GROUP, "auto.offset.reset": "earliest", "enable.auto.commit": False}))
-    consumer.subscribe(list(CONSUMED_TOPICS))
-    wanted, seen = 100 + 27, 0
-    deadline = time.monotonic() + 60
-    while seen < wanted and time.monotonic() < deadline:
-        msg = consumer.poll(1.0)
-        if msg is None or msg.error():
-            continue
-        seen += 1
-        if seen % 25 == 0:
-            consumer.commit(asynchronous=False)
-    consumer.commit(asynchronous=False)
-    consumer.close()
+        "group.id": group, "auto.offset.reset": "earliest", "enable.auto.commit": False}))
+    consumer.subscribe(topics)
+    seen, deadline = 0, time.monotonic() + 60
+    try:
+        while seen < wanted and time.monotonic() < deadline:
+            msg = consumer.poll(1.0)
+            if msg is None or msg.error():
+                continue
+            seen += 1
+            if seen % 25 == 0:
+                consumer.commit(asynchronous=False)
+        consumer.commit(asynchronous=False)
+        committed = consumer.committed(committed_of, timeout=30) if committed_of else []
+    finally:
+        consumer.close()
     if seen != wanted:
-        raise HarnessError(f"consumer group read {seen} of {wanted} messages")
-    return seen
+        raise HarnessError(f"consumer group {group} read {seen} of {wanted} records of {', '.join(topics)}")
+    return committed
+
+
+def commit_offsets(broker: KafkaBroker) -> int:
+    """Consume the small topics in a consumer group, committing as it goes, so __consumer_offsets has
+    group metadata and offset commits."""
+    consume_committing(broker, CONSUMER_GROUP, list(CONSUMED_TOPICS), 100 + 27)
+    return 100 + 27
 
 
 def create_topics(broker: KafkaBroker, topics: list) -> None:

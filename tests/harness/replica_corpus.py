@@ -20,7 +20,6 @@ passed its checks (otherwise the build dir is kept for a look at the brokers' se
 
 from __future__ import annotations
 
-import argparse
 import json
 import re
 import shutil
@@ -32,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.harness.broker import CACHE_DIR, REPO_ROOT, VERSIONS, HarnessError, KafkaDistribution, dump_log
+from tests.harness.corpus_builds import build_versions, write_readme
 from tests.harness.make_samples import read_offset_checkpoint
 from tests.harness.replica_cluster import (
     CONTROLLER_ID,
@@ -796,27 +796,9 @@ def readme(oracles: dict[str, dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def write_readme() -> None:
-    oracles = {v: json.loads((OUT_DIR / v / "oracle.json").read_text())
-               for v in VERSIONS if (OUT_DIR / v / "oracle.json").exists()}
-    tmp = OUT_DIR / "README.md.tmp"
-    tmp.write_text(readme(oracles))
-    tmp.rename(OUT_DIR / "README.md")
-
-
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="make samples-replicas", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--kafka", action="append", choices=VERSIONS, help="only this broker version (repeatable)")
-    versions = parser.parse_args(argv).kafka or list(VERSIONS)
-    ok = True
-    for version in versions:
-        try:
-            ok = build_version(version) and ok
-        except HarnessError as e:
-            print(f"make samples-replicas: {e}", file=sys.stderr)
-            return 1
-        write_readme()
-    return 0 if ok else 1
+    return build_versions("make samples-replicas", __doc__, build_version,
+                          lambda: write_readme(OUT_DIR, "oracle.json", readme), argv)
 
 
 if __name__ == "__main__":

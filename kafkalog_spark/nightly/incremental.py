@@ -1,0 +1,211 @@
+"""The incremental run: each rolled segment decoded once, its rows read back by the runs after it.
+
+Kafka never changes a rolled segment: only the active segment grows; retention deletes whole segments, the cleaner
+replaces them with new files, a partition moved to another log dir is copied there anew. So the rows the `.log`
+views (batches, record_stats, records) read from a segment follow from its identity (:data:`IDENTITY`):
+
+- where it is: log dir, topic, partition, base offset, the `.log` file's path;
+- its files: the `.log`'s size and modification time, and the offset index's time (a cleaned segment's `.log`
+  gets its original's time from the cleaner, and its size may stay the same; its index is new);
+- ``abortedKey``, the aborted transactions over its offsets: record_stats counts their records, and the abort of a
+  transaction begun in this segment is indexed in the segment holding the marker, often a later one;
+- ``decodeKey``: the package's version and the split size (record_stats has a row per split).
+
+Each run writes the rows of the segments it decoded into the tables of :data:`DECODED`, one per view, and a row
+per segment into :data:`SEGMENTS` (its identity, ``recordsWhole`` and ``decodedIn``: the snapshot holding its
+rows). The next run compares its segments with those of the latest committed snapshot of each log dir, decodes
+those that differ, are new, or whose rows are not found, and reads the others' rows back from their ``decodedIn``
+snapshot: its views hold the same rows as a full run's, and so does every table computed from them. A compacted
+topic's segment (whose records the job keeps whole, not only its control records) is reused only if its records
+were kept whole when it was decoded; rows kept whole of a topic no longer compacted are cut to its control records.
+
+Planning reads back three small things, each with one query: the segments' identities, the previous snapshots'
+identities of the same log dirs, and which of those segments' record_stats rows exist (every decoded segment has
+at least one). Nothing of a snapshot is deleted while a later one points at it: a snapshot's rows are replaced only
+by a run of the same snapshot id, which then decodes again every segment whose rows it held.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from ..delta import TableLocation, read_table, table_exists
+
+SEGMENTS = "decoded_segments"
+DECODED = {"batches": "decoded_batches", "record_stats": "decoded_record_stats", "records": "decoded_records"}
+CACHE_TABLES = (SEGMENTS, *DECODED.values())
+KEYS = ("logDir", "topic", "partition", "segmentBaseOffset")
+IDENTITY = (*KEYS, "logFile", "logSize", "logModified", "indexModified", "abortedKey", "decodeKey")
+SEGMENTS_SCHEMA = ("logDir string, topic string, partition int, segmentBaseOffset long, logFile string, "
+                   "logSize long, logModified timestamp, indexModified timestamp, abortedKey string, "
+                   "decodeKey string, recordsWhole boolean, decodedIn string")
+COUNTS = ("segmentsDecoded", "segmentsReused", "bytesDecoded", "bytesReused")
+
+
+def decode_key(max_split_bytes: int) -> str:
+    """How this package decodes: its version and the split size (a cached row is read back only if they agree)."""
+    from .. import __version__
+
+    return f"{__version__}/{max_split_bytes}"
+
+
+def segment_identities(segments: DataFrame, partition_files: DataFrame, key: str) -> DataFrame:
+    """One row per live segment with a `.log` (the segments view), with its :data:`IDENTITY`: ``abortedKey`` is a
+    hash of the aborted transactions (partition_files' `.txnindex` entries of its partition) whose offsets meet
+    the segment's."""
+    live = (segments.where("problem is null and status = 'live' and logFile is not null")
+            .select("logDir", "topic", "partition", F.col("baseOffset").alias("segmentBaseOffset"), "logFile",
+                    "logSize", "logModified", "indexModified", "nextBaseOffset"))
+    aborted = (partition_files.where("problem is null and fileType = 'txnindex'")
+               .select(F.col("logDir").alias("txnLogDir"), F.col("topic").alias("txnTopic"),
+                       F.col("partition").alias("txnPartition"), "producerId", "firstOffset",
+                       F.col("lastOffset").alias("abortOffset")))
+    meets = ((F.col("txnLogDir") == F.col("logDir")) & (F.col("txnTopic") == F.col("topic"))
+             & (F.col("txnPartition") == F.col("partition")) & (F.col("abortOffset") >= F.col("segmentBaseOffset"))
+             & (F.col("nextBaseOffset").isNull() | (F.col("firstOffset") < F.col("nextBaseOffset"))))
+    joined = live.join(aborted, meets, "left")
+    txns = F.sort_array(F.collect_set(F.when(F.col("producerId").isNotNull(),
+                                             F.struct("firstOffset", "abortOffset", "producerId"))))
+    per_segment = joined.groupBy(*IDENTITY[:-2]).agg(F.sha2(F.to_json(txns), 256).alias("abortedKey"))
+    return per_segment.withColumn("decodeKey", F.lit(key))
+
+
+@dataclass(frozen=True)
+class DecodePlan:
+    """What a run decodes and what it reads back. ``decode``: the `.log` files to decode (None: every one, a full
+    run); ``segments``: this run's rows of :data:`SEGMENTS`; ``reused``: the keys of the segments read back, each
+    with the ``snapshotId`` holding its rows; ``counts``: :data:`COUNTS` for the manifest."""
+
+    decode: tuple[str, ...] | None
+    segments: list[tuple]
+    reused: list[tuple] = field(default_factory=list)
+    counts: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def sources(self) -> list[str]:
+        return sorted({r[-1] for r in self.reused})
+
+    def source_option(self) -> dict[str, str]:
+        """The `kafkalog` source's option that decodes only :attr:`decode` (none for a full run)."""
+        return {} if self.decode is None else {"segmentFiles": json.dumps(list(self.decode))}
+
+
+def plan(spark: SparkSession, where: TableLocation, names: Mapping[str, str], identities: DataFrame,
+         compacted: Sequence[str], snapshot_id: str, full: bool = False) -> DecodePlan:
+    """Which segments this run (of ``snapshot_id``) decodes and which it reads back from the latest committed
+    snapshot of their log dir (``names``: the tables' names, by :data:`CACHE_TABLES`). ``full``: decode every one."""
+    current = [tuple(r) for r in identities.select(*IDENTITY).collect()]
+    whole = set(compacted)
+    previous = {} if full else _previous(spark, where, names, sorted({r[0] for r in current}), snapshot_id)
+    rows, reused, decode = [], [], []
+    for identity in current:
+        found = previous.get(identity)
+        records_whole = identity[1] in whole
+        if found is not None and (found[0] or not records_whole):  # its records, as this run keeps them
+            rows.append((*identity, found[0], found[1]))
+            reused.append((*identity[:len(KEYS)], found[1]))
+        else:
+            rows.append((*identity, records_whole, snapshot_id))
+            decode.append(identity)
+    size = IDENTITY.index("logSize")
+    counts = {"segmentsDecoded": len(decode), "segmentsReused": len(reused),
+              "bytesDecoded": sum(r[size] or 0 for r in decode),
+              "bytesReused": sum(r[size] or 0 for r in rows if r[-1] != snapshot_id)}
+    files = None if full or not previous else tuple(sorted(r[IDENTITY.index("logFile")] for r in decode))
+    return DecodePlan(files, rows, reused, counts)
+
+
+def _previous(spark: SparkSession, where: TableLocation, names: Mapping[str, str], log_dirs: list[str],
+              snapshot_id: str) -> dict[tuple, tuple[bool, str]]:
+    """The identities of the segments of ``log_dirs`` in each one's latest committed snapshot other than
+    ``snapshot_id``, whose rows are found: identity -> (recordsWhole, decodedIn)."""
+    if not log_dirs or not all(table_exists(spark, where, names[t]) for t in CACHE_TABLES):
+        return {}
+    other = (read_table(spark, where, names[SEGMENTS])
+             .where(F.col("logDir").isin(log_dirs) & (F.col("snapshotId") != snapshot_id)
+                    & (F.col("decodedIn") != snapshot_id)))
+    latest = other.groupBy("logDir").agg(F.max("snapshotTime").alias("snapshotTime"))
+    rows = (other.join(latest, ["logDir", "snapshotTime"], "left_semi")
+            .select(*IDENTITY, "recordsWhole", "decodedIn").distinct().collect())
+    sources = sorted({r.decodedIn for r in rows})
+    if not sources:
+        return {}
+    # every decoded segment has a record_stats row: a segment without one is not read back (its rows are gone)
+    found = {tuple(r) for r in read_table(spark, where, names[DECODED["record_stats"]])
+             .where(F.col("snapshotId").isin(sources)).select(*KEYS, "snapshotId").distinct().collect()}
+    n = len(IDENTITY)
+    return {tuple(r)[:n]: (r.recordsWhole, r.decodedIn) for r in rows
+            if (*tuple(r)[:len(KEYS)], r.decodedIn) in found}
+
+
+def read_back(spark: SparkSession, where: TableLocation, names: Mapping[str, str], decode_plan: DecodePlan,
+              view: str, compacted: Sequence[str]) -> DataFrame | None:
+    """The rows of ``view`` (one of :data:`DECODED`) of the reused segments, as the view has them (None when no
+    segment is reused). Records kept whole of a topic not in ``compacted`` are cut to its control records."""
+    if not decode_plan.reused:
+        return None
+    keys = spark.createDataFrame(decode_plan.reused, ", ".join(
+        [f"{k} {t}" for k, t in zip(KEYS, ("string", "string", "int", "long"), strict=True)] + ["snapshotId string"]))
+    rows = (read_table(spark, where, names[DECODED[view]]).where(F.col("snapshotId").isin(decode_plan.sources))
+            .join(F.broadcast(keys), [*KEYS, "snapshotId"], "left_semi").drop("snapshotId", "snapshotTime"))
+    if view == "records":
+        rows = rows.where(F.col("isControl") | F.col("topic").isin(list(compacted)))
+    return rows
+
+
+def segments_table(spark: SparkSession, decode_plan: DecodePlan) -> DataFrame:
+    """This run's rows of :data:`SEGMENTS`."""
+    return spark.createDataFrame(decode_plan.segments, SEGMENTS_SCHEMA)
+
+
+class Reuse:
+    """One incremental run's part in reading the views (:func:`~.pipeline.read_cached_views`): it plans from the
+    listing which segments to decode (:meth:`decode_options`), gives the rows of the others
+    (:meth:`with_reused`) and what this run keeps for the next (:meth:`tables`); :attr:`counts` then says how
+    much was decoded and reused. ``full``: decode every segment (the tables for later runs are written all the
+    same)."""
+
+    def __init__(self, spark: SparkSession, where: TableLocation, snapshot_id: str, max_split_bytes: int, *,
+                 full: bool = False) -> None:
+        self.spark, self.where, self.snapshot_id, self.full = spark, where, snapshot_id, full
+        self.key = decode_key(max_split_bytes)
+        self.names = {t: t for t in CACHE_TABLES}
+        self.decode_plan: DecodePlan | None = None
+
+    def decode_options(self, segments: DataFrame, partition_files: DataFrame,
+                       compacted: Sequence[str]) -> dict[str, str]:
+        """Plan the run from the listing views; the `kafkalog` source's options that decode what it must."""
+        identities = segment_identities(segments, partition_files, self.key)
+        self.decode_plan = plan(self.spark, self.where, self.names, identities, compacted, self.snapshot_id,
+                                self.full)
+        return self.decode_plan.source_option()
+
+    def tables(self, views: Mapping[str, DataFrame]) -> dict[str, DataFrame]:
+        """What this run writes for the next, by table name: :data:`SEGMENTS`, and the rows of the segments it
+        decoded, taken from ``views``."""
+        segments = segments_table(self.spark, self._planned())
+        decoded = F.broadcast(segments.where(F.col("decodedIn") == self.snapshot_id).select(*KEYS))
+        return {SEGMENTS: segments} | {table: views[view].join(decoded, list(KEYS), "left_semi")
+                                       for view, table in DECODED.items()}
+
+    def with_reused(self, decoded: Mapping[str, DataFrame], compacted: Sequence[str]) -> dict[str, DataFrame]:
+        """The views: the rows decoded in this run and those read back."""
+        out = {}
+        for view, rows in decoded.items():
+            back = read_back(self.spark, self.where, self.names, self._planned(), view, compacted)
+            out[view] = rows if back is None else rows.unionByName(back)
+        return out
+
+    @property
+    def counts(self) -> dict[str, int]:
+        return dict(self._planned().counts)
+
+    def _planned(self) -> DecodePlan:
+        if self.decode_plan is None:
+            raise RuntimeError("Reuse: decode_options() plans the run first")
+        return self.decode_plan
