@@ -36,15 +36,16 @@ from tests.helpers.snapshots import PARTITIONS, counts, raw_rows, run_killed, ru
 
 T0 = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
 INJECTION = "a\\' OR 1=1 --"  # Spark SQL reads \' as an escaped quote: pasted into replaceWhere, it matched all
-# Every commit the job makes, in order: the run's row in runs, one per table, the manifest, then the clean-up of
-# each table.
-COMMITS = (RUNS, *nightly.TABLES, MANIFEST, *(f"clean-up {t}" for t in nightly.TABLES))
-# make kill-matrix: KAFKALOG_KILL_MATRIX=all kills after every commit (28 kills, each a fresh job and a re-run);
+# Every commit the job makes, in order: the run's row in runs, one per table (those of the incremental runs with
+# the others), the manifest, then the clean-up of each table.
+WRITTEN = (*nightly.TABLES, *nightly.CACHE_TABLES)
+COMMITS = (RUNS, *WRITTEN, MANIFEST, *(f"clean-up {t}" for t in WRITTEN))
+# make kill-matrix: KAFKALOG_KILL_MATRIX=all kills after every commit (38 kills, each a fresh job and a re-run);
 # =kinds after one commit of each kind, as CI runs it: the manifest's (committed, nothing cleaned up) and the last
 # clean-up's (the job's last commit). The third kind, a table's (one table written, no manifest: readers see none
 # of it), CI kills with the tables in S3 (tests/test_object_store_spark.py); =all kills there locally too.
 MATRIX = os.environ.get("KAFKALOG_KILL_MATRIX", "")
-KINDS_OF_COMMIT = (MANIFEST, f"clean-up {nightly.TABLES[-1]}")
+KINDS_OF_COMMIT = (MANIFEST, f"clean-up {WRITTEN[-1]}")
 KILLS = {"all": COMMITS, "kinds": KINDS_OF_COMMIT}.get(MATRIX, ())
 
 

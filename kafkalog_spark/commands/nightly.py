@@ -33,7 +33,7 @@ def run_nightly(args: argparse.Namespace) -> int:
     progress(f"snapshot of {len(config.log_dirs)} log dir(s) into {config.location.description}")
     spark = spark_session(args, "kafkalog-nightly", delta=True, extra=warehouse_confs(config.location.warehouse))
     progress(f"on {where_it_runs(spark)}")
-    tables = run(spark, config)
+    tables = run(spark, config, progress=progress)
     rows = [r.asDict() for r in summary(tables).collect()]
     print_table(rows, ["logDir", "topic", "segments", "bytes", "records", "error", "warning", "info"])
     if config.report:

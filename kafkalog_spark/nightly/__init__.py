@@ -2,13 +2,16 @@
 
 - :mod:`.config`: :class:`NightlyConfig`, from the TOML file (``conf/nightly.toml``) and overrides;
 - :mod:`.pipeline`: the tables, functions of the source's views (:func:`analysed`, :func:`cluster_tables`);
-- :mod:`.job`: :func:`run`, which writes them as one snapshot, all-or-nothing.
+- :mod:`.job`: :func:`run`, which writes them as one snapshot, all-or-nothing;
+- :mod:`.incremental`: what a run keeps for the next (:data:`CACHE_TABLES`), which then decodes only the segments
+  that changed.
 
 Its command line is ``kafkalog nightly`` (:mod:`kafkalog_spark.commands.nightly`), which ``jobs/nightly.py`` runs
 under spark-submit.
 """
 
 from .config import NightlyConfig, check_identifier, table_location, topic_configs, what_if_configs
+from .incremental import CACHE_TABLES
 from .job import PARALLEL_WRITES, run
 from .pipeline import (
     CLUSTER_TABLES,
@@ -23,6 +26,6 @@ from .pipeline import (
     summary,
 )
 
-__all__ = ["CLUSTER_TABLES", "DIR_TABLES", "PARALLEL_WRITES", "TABLES", "VIEWS", "NightlyConfig", "analysed",
-           "check_identifier", "cluster_tables", "compute", "read_cached_views", "run",
+__all__ = ["CACHE_TABLES", "CLUSTER_TABLES", "DIR_TABLES", "PARALLEL_WRITES", "TABLES", "VIEWS", "NightlyConfig",
+           "analysed", "check_identifier", "cluster_tables", "compute", "read_cached_views", "run",
            "state_tables_by_cluster", "summary", "table_location", "topic_configs", "what_if_configs"]

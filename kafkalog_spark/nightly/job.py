@@ -33,7 +33,8 @@ from .pipeline import CLUSTER_TABLES, DIR_TABLES, TABLES, analysed, cluster_tabl
 
 
 def run(spark: SparkSession, config: NightlyConfig, now: Callable[[], dt.datetime] | None = None, *,
-        after_commit: Callable[[str], None] | None = None) -> dict[str, DataFrame]:
+        after_commit: Callable[[str], None] | None = None,
+        progress: Callable[[str], None] | None = None) -> dict[str, DataFrame]:
     """Compute every table and write them as one snapshot, all-or-nothing; returns the snapshot's tables as
     readers see them (:func:`kafkalog_spark.delta.read_table`).
 
@@ -45,7 +46,8 @@ def run(spark: SparkSession, config: NightlyConfig, now: Callable[[], dt.datetim
     running the same snapshot id again completes it. ``after_commit`` is called with the name of each Delta commit
     made, from the thread that made it (``runs`` first, the table's name, ``snapshots``, ``clean-up <table>``: that
     one also when there was nothing to remove), and with ``report`` once the report (``config.report``) is written:
-    it is written last, from the committed snapshot."""
+    it is written last, from the committed snapshot. ``progress`` is told, once planned, what the run decodes and
+    what it reads back (:mod:`.incremental`)."""
     started = (now or (lambda: dt.datetime.now(dt.UTC)))()
     # a configured id was checked with the config (NightlyConfig); the default, a UTC time, is a valid one
     snapshot_id = config.snapshot_id or started.strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -83,6 +85,8 @@ def run(spark: SparkSession, config: NightlyConfig, now: Callable[[], dt.datetim
                       full=config.full)
         with analysed(spark, log_dirs, started, configs, alternative, include_internal=config.include_internal,
                       max_split_bytes=config.max_split_bytes, reuse=reuse, polite=config.polite) as tables:
+            if progress:
+                progress(_decoding(reuse.counts))
             _in_parallel([append(tables, name) for name in (*DIR_TABLES, *kept)])
         # Then each cluster's dirs together, from this run's own log_offsets rows: the data is not decoded again.
         offsets = run_rows(spark, where, config.table_names["log_offsets"], snapshot_id, run_id)
@@ -101,6 +105,13 @@ def run(spark: SparkSession, config: NightlyConfig, now: Callable[[], dt.datetim
             write_report(tables, config.report)  # from the committed snapshot, as any reader of the tables sees it
             done("report")
     return tables
+
+
+def _decoding(counts: dict[str, int]) -> str:
+    """What a run decodes and reads back, in a line."""
+    return (f"decoding {counts['segmentsDecoded']} segment(s), {counts['bytesDecoded'] / 1e6:,.1f} MB; "
+            f"{counts['segmentsReused']} unchanged ({counts['bytesReused'] / 1e6:,.1f} MB) read back from earlier "
+            "snapshots")
 
 
 def _all_on_this_host(spark: SparkSession) -> bool:

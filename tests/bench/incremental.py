@@ -10,10 +10,10 @@ partition's last segment, then with it, as if each partition had rolled once sin
 
 Measured, each job in a fresh process as `kafkalog nightly` runs (tests/bench/fleet.py: wall time, peak memory of
 the JVM, the Python driver and the Python workers): the fixed cost (the nightly job on the fleet benchmark's 1 MB
-set), the first run (every segment decoded), the second run (incremental: only the new segments decoded, the
-others read back) and a full run of the same dirs (``--full``). The target: the second run's time less the fixed
-cost at most 0.3x the first run's less the fixed cost. Writes bench-data/results-incremental.json and prints a
-markdown table.
+set, the second of two runs), the first run (every segment decoded), the second run (incremental: only the new
+segments decoded, the others read back) and a full run of the same dirs (``--full``). The target: the second
+run's time less the fixed cost at most 0.3x the first run's less the fixed cost. Writes
+bench-data/results-incremental.json and prints a markdown table.
 """
 
 from __future__ import annotations
@@ -119,9 +119,12 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     one = FLEET_SETS["1m"]
     ensure_set(one)
-    with tempfile.TemporaryDirectory(prefix="incremental-fixed-", dir=DATA_DIR) as tmp:
-        print("  fixed cost: the nightly job on the 1 MB set ...", file=sys.stderr, flush=True)
-        fixed = run_job("nightly", one.log_dir, Path(tmp))
+    runs = []
+    for _ in range(2):  # the first job of a session also pays what one process does once (caches, Ivy): the second
+        with tempfile.TemporaryDirectory(prefix="incremental-fixed-", dir=DATA_DIR) as tmp:
+            print("  fixed cost: the nightly job on the 1 MB set ...", file=sys.stderr, flush=True)
+            runs.append(run_job("nightly", one.log_dir, Path(tmp)))
+    fixed = runs[-1]
     results = [bench_set(SETS[f"inc-{name}"], fixed) for name in args.sets]
     failed = [f"{s['set']} {run}" for s in results for run in ("first", "second", "full") if "failed" in s[run]]
     RESULTS.write_text(json.dumps(results, indent=2, default=str) + "\n")
