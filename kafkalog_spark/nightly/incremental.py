@@ -21,8 +21,8 @@ were kept whole when it was decoded; rows kept whole of a topic no longer compac
 
 Planning reads back three small things, each with one query: the segments' identities, the previous snapshots'
 identities of the same log dirs, and which of those segments' record_stats rows exist (every decoded segment has
-at least one). Nothing of a snapshot is deleted while a later one points at it: a snapshot's rows are replaced only
-by a run of the same snapshot id, which then decodes again every segment whose rows it held.
+at least one). A snapshot's rows are replaced only by a run of the same snapshot id, which decodes again every segment
+whose rows that snapshot held, so the runs after it find them there; runs read back from the latest snapshot only.
 """
 
 from __future__ import annotations
