@@ -39,11 +39,13 @@ _LIBC = _libc()
 def uncached_ranges(fd: int, start: int, end: int) -> list[tuple[int, int]] | None:
     """The page-aligned ``(offset, length)`` ranges of bytes [start, end) of the open file ``fd`` that are not in
     the page cache; None when it cannot be told."""
+    if _LIBC is None:
+        return None
     page = mmap.PAGESIZE
     first = start - start % page
     length = end - first
-    if _LIBC is None or length <= 0:
-        return None if _LIBC is None else []
+    if length <= 0:
+        return []
     address = _LIBC.mmap(None, length, _PROT_READ, _MAP_SHARED, fd, first)
     if address in (None, ctypes.c_void_p(-1).value):
         return None

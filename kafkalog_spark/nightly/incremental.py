@@ -44,7 +44,6 @@ IDENTITY = (*KEYS, "logFile", "logSize", "logModified", "indexModified", "aborte
 SEGMENTS_SCHEMA = ("logDir string, topic string, partition int, segmentBaseOffset long, logFile string, "
                    "logSize long, logModified timestamp, indexModified timestamp, abortedKey string, "
                    "decodeKey string, recordsWhole boolean, decodedIn string")
-COUNTS = ("segmentsDecoded", "segmentsReused", "bytesDecoded", "bytesReused")
 
 
 def decode_key(max_split_bytes: int) -> str:
@@ -79,7 +78,8 @@ def segment_identities(segments: DataFrame, partition_files: DataFrame, key: str
 class DecodePlan:
     """What a run decodes and what it reads back. ``decode``: the `.log` files to decode (None: every one, a full
     run); ``segments``: this run's rows of :data:`SEGMENTS`; ``reused``: the keys of the segments read back, each
-    with the ``snapshotId`` holding its rows; ``counts``: :data:`COUNTS` for the manifest."""
+    with the ``snapshotId`` holding its rows; ``counts``: the manifest's segmentsDecoded, segmentsReused,
+    bytesDecoded and bytesReused."""
 
     decode: tuple[str, ...] | None
     segments: list[tuple]
@@ -95,13 +95,13 @@ class DecodePlan:
         return {} if self.decode is None else {"segmentFiles": json.dumps(list(self.decode))}
 
 
-def plan(spark: SparkSession, where: TableLocation, names: Mapping[str, str], identities: DataFrame,
-         compacted: Sequence[str], snapshot_id: str, full: bool = False) -> DecodePlan:
+def plan(spark: SparkSession, where: TableLocation, identities: DataFrame, compacted: Sequence[str],
+         snapshot_id: str, full: bool = False) -> DecodePlan:
     """Which segments this run (of ``snapshot_id``) decodes and which it reads back from the latest committed
-    snapshot of their log dir (``names``: the tables' names, by :data:`CACHE_TABLES`). ``full``: decode every one."""
+    snapshot of their log dir. ``full``: decode every one."""
     current = [tuple(r) for r in identities.select(*IDENTITY).collect()]
     whole = set(compacted)
-    previous = {} if full else _previous(spark, where, names, sorted({r[0] for r in current}), snapshot_id)
+    previous = {} if full else _previous(spark, where, sorted({r[0] for r in current}), snapshot_id)
     rows, reused, decode = [], [], []
     for identity in current:
         found = previous.get(identity)
@@ -120,13 +120,13 @@ def plan(spark: SparkSession, where: TableLocation, names: Mapping[str, str], id
     return DecodePlan(files, rows, reused, counts)
 
 
-def _previous(spark: SparkSession, where: TableLocation, names: Mapping[str, str], log_dirs: list[str],
+def _previous(spark: SparkSession, where: TableLocation, log_dirs: list[str],
               snapshot_id: str) -> dict[tuple, tuple[bool, str]]:
     """The identities of the segments of ``log_dirs`` in each one's latest committed snapshot other than
     ``snapshot_id``, whose rows are found: identity -> (recordsWhole, decodedIn)."""
-    if not log_dirs or not all(table_exists(spark, where, names[t]) for t in CACHE_TABLES):
+    if not log_dirs or not all(table_exists(spark, where, t) for t in CACHE_TABLES):
         return {}
-    other = (read_table(spark, where, names[SEGMENTS])
+    other = (read_table(spark, where, SEGMENTS)
              .where(F.col("logDir").isin(log_dirs) & (F.col("snapshotId") != snapshot_id)
                     & (F.col("decodedIn") != snapshot_id)))
     latest = other.groupBy("logDir").agg(F.max("snapshotTime").alias("snapshotTime"))
@@ -136,22 +136,22 @@ def _previous(spark: SparkSession, where: TableLocation, names: Mapping[str, str
     if not sources:
         return {}
     # every decoded segment has a record_stats row: a segment without one is not read back (its rows are gone)
-    found = {tuple(r) for r in read_table(spark, where, names[DECODED["record_stats"]])
+    found = {tuple(r) for r in read_table(spark, where, DECODED["record_stats"])
              .where(F.col("snapshotId").isin(sources)).select(*KEYS, "snapshotId").distinct().collect()}
     n = len(IDENTITY)
     return {tuple(r)[:n]: (r.recordsWhole, r.decodedIn) for r in rows
             if (*tuple(r)[:len(KEYS)], r.decodedIn) in found}
 
 
-def read_back(spark: SparkSession, where: TableLocation, names: Mapping[str, str], decode_plan: DecodePlan,
-              view: str, compacted: Sequence[str]) -> DataFrame | None:
+def read_back(spark: SparkSession, where: TableLocation, decode_plan: DecodePlan, view: str,
+              compacted: Sequence[str]) -> DataFrame | None:
     """The rows of ``view`` (one of :data:`DECODED`) of the reused segments, as the view has them (None when no
     segment is reused). Records kept whole of a topic not in ``compacted`` are cut to its control records."""
     if not decode_plan.reused:
         return None
     keys = spark.createDataFrame(decode_plan.reused, ", ".join(
         [f"{k} {t}" for k, t in zip(KEYS, ("string", "string", "int", "long"), strict=True)] + ["snapshotId string"]))
-    rows = (read_table(spark, where, names[DECODED[view]]).where(F.col("snapshotId").isin(decode_plan.sources))
+    rows = (read_table(spark, where, DECODED[view]).where(F.col("snapshotId").isin(decode_plan.sources))
             .join(F.broadcast(keys), [*KEYS, "snapshotId"], "left_semi").drop("snapshotId", "snapshotTime"))
     if view == "records":
         rows = rows.where(F.col("isControl") | F.col("topic").isin(list(compacted)))
@@ -174,15 +174,13 @@ class Reuse:
                  full: bool = False) -> None:
         self.spark, self.where, self.snapshot_id, self.full = spark, where, snapshot_id, full
         self.key = decode_key(max_split_bytes)
-        self.names = {t: t for t in CACHE_TABLES}
         self.decode_plan: DecodePlan | None = None
 
     def decode_options(self, segments: DataFrame, partition_files: DataFrame,
                        compacted: Sequence[str]) -> dict[str, str]:
         """Plan the run from the listing views; the `kafkalog` source's options that decode what it must."""
         identities = segment_identities(segments, partition_files, self.key)
-        self.decode_plan = plan(self.spark, self.where, self.names, identities, compacted, self.snapshot_id,
-                                self.full)
+        self.decode_plan = plan(self.spark, self.where, identities, compacted, self.snapshot_id, self.full)
         return self.decode_plan.source_option()
 
     def tables(self, views: Mapping[str, DataFrame]) -> dict[str, DataFrame]:
@@ -197,7 +195,7 @@ class Reuse:
         """The views: the rows decoded in this run and those read back."""
         out = {}
         for view, rows in decoded.items():
-            back = read_back(self.spark, self.where, self.names, self._planned(), view, compacted)
+            back = read_back(self.spark, self.where, self._planned(), view, compacted)
             out[view] = rows if back is None else rows.unionByName(back)
         return out
 
