@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 PYSPARKS       ?= 4.0 4.1 4.2
 COMPAT_PYTHONS ?= $(PYTHON)
 
-.PHONY: demo browser test test-incremental test-integration test-cluster test-engines test-field test-long test-internal test-stores test-packaging lint docs bench samples samples-internal samples-tiered samples-replicas samples-incremental wheel compat dump-compare fuzz kill-matrix many-dirs clean
+.PHONY: demo browser test test-incremental test-integration test-cluster test-engines test-field test-long test-internal test-stores test-packaging lint docs bench samples samples-internal samples-tiered samples-replicas samples-incremental samples-fleet wheel compat dump-compare fuzz kill-matrix many-dirs clean
 
 # [spark]: the package itself does not depend on Spark (a platform's own Spark must stay); a local run does.
 $(STAMP): pyproject.toml
@@ -152,6 +152,14 @@ samples-replicas: $(STAMP)
 # for incremental runs that decode only new or changed segments (about a minute per version).
 samples-incremental: $(STAMP)
 	$(PY) -m tests.harness.incremental_corpus
+
+# One 3-broker KRaft cluster (a dedicated controller, brokers 1-3) of 3.9.2 and of 4.4.0 whose __consumer_offsets and
+# __transaction_state are spread over the brokers (three partitions of one replica each): consumer groups caught up,
+# lagging and spread over the brokers, a committed, an aborted and an open transaction, a compacted topic; each
+# broker's log dir copied with every node down (data/samples-fleet/<version>/broker-<id>), and oracle.json: what the
+# admin API said before the stop, for per-broker runs joined into a fleet view (under a minute per version).
+samples-fleet: $(STAMP)
+	$(PY) -m tests.harness.fleet_corpus
 
 # kafkalog dump against kafka-dump-log 3.9.2 and 4.4.0 on any log dirs (not part of `make test`):
 # make dump-compare DIRS="/var/lib/kafka/data other/log/dir"; exits 1 on any difference.

@@ -7,7 +7,7 @@ import argparse
 import os
 from pathlib import Path
 
-from .arguments import add_kafka_version
+from .arguments import UsageError, add_kafka_version
 from .nightly_config import load_config
 from .output import print_table, progress
 from .runtime import spark_session, usage_errors
@@ -41,6 +41,41 @@ def run_nightly(args: argparse.Namespace) -> int:
     return 0
 
 
+@usage_errors("kafkalog fleet")
+def run_fleet(args: argparse.Namespace) -> int:
+    from ..nightly import run_fleet, summary
+    from ..nightly.fleet import NoFleet
+    from ..session.warehouse_store import warehouse_confs
+
+    config = load_config(args, log_dirs=False)
+    spark = spark_session(args, "kafkalog-fleet", delta=True, extra=warehouse_confs(config.location.warehouse))
+    try:
+        tables = run_fleet(spark, config, progress=progress)
+    except NoFleet as e:  # no broker stored the fleet's inputs there
+        raise UsageError(str(e)) from e
+    rows = [r.asDict() for r in summary(tables).collect()]
+    print_table(rows, ["logDir", "topic", "segments", "bytes", "records", "error", "warning", "info"])
+    if config.report:
+        print(f"report: {config.report}")
+    return 0
+
+
+def _add_fleet_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("fleet", help="join the latest snapshots of every broker's `nightly --fleet` runs into one "
+                                     "fleet snapshot",
+                       description="Reads the warehouse the brokers' `kafkalog nightly --fleet` runs write into: each "
+                                   "log dir's latest committed snapshot, copied into one snapshot (fleet-<time>) with "
+                                   "the replica comparison and the cluster tables computed over all of them. Reads "
+                                   "no log dir.")
+    p.add_argument("--config", default=None, help="TOML job configuration (its [input] log_dirs are not read)")
+    p.add_argument("--warehouse", help="directory of the Delta tables (local path or URI)")
+    p.add_argument("--schema", help="catalog schema for the tables, e.g. main.kafkalog (instead of --warehouse)")
+    p.add_argument("--snapshot-id", help="the fleet snapshot's id (default: fleet-<UTC time>)")
+    p.add_argument("--report", metavar="FILE.html", help="also write the HTML report of the fleet snapshot there")
+    add_kafka_version(p, default_help="the configuration's [configs] kafka_version, else the newest")
+    p.set_defaults(func=run_fleet, kafka_version=None, log_dirs=None)
+
+
 def _add_job_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--config", default=None, help="TOML job configuration (see conf/nightly.toml)")
     p.add_argument("--log-dir", action="append", dest="log_dirs", help="a broker log dir (repeatable)")
@@ -51,6 +86,9 @@ def _add_job_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--polite", action="store_true",
                    help="on a broker's host: low CPU and idle I/O priority, and the page cache left as found (the "
                         "segments read that were not cached are dropped from it after reading)")
+    p.add_argument("--fleet", action="store_true",
+                   help="one broker's run into a warehouse shared by the fleet: also store what `kafkalog fleet` "
+                        "reads, and name the broker in the default snapshot id")
     p.add_argument("--full", action="store_true",
                    help="decode every segment (by default a segment the previous snapshot of its log dir decoded, "
                         "unchanged since, is read back from the warehouse)")
@@ -70,3 +108,4 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         # not given: [configs] kafka_version of the file decides (else the newest)
         add_kafka_version(p, default_help="the configuration's [configs] kafka_version, else the newest")
         p.set_defaults(func=run_nightly, kafka_version=None, **defaults)
+    _add_fleet_parser(sub)

@@ -47,8 +47,9 @@ def _store_options(args: argparse.Namespace) -> StoreOptions | None:
     return None if given == StoreOptions() else given
 
 
-def load_config(args: argparse.Namespace):
-    """The :class:`~kafkalog_spark.nightly.NightlyConfig` that ``args`` describe, every part of it checked."""
+def load_config(args: argparse.Namespace, *, log_dirs: bool = True):
+    """The :class:`~kafkalog_spark.nightly.NightlyConfig` that ``args`` describe, every part of it checked;
+    ``log_dirs``: whether it must name log dirs (the fleet step reads none)."""
     from ..config import ConfigError
     from ..nightly import NightlyConfig
     from ..nightly.config import SNAPSHOT_ID
@@ -61,7 +62,8 @@ def load_config(args: argparse.Namespace):
                  "what_if": tuple(args.what_if) if getattr(args, "what_if", None) else None,
                  "store": _store_options(args),
                  "full": True if getattr(args, "full", False) else None,
-                 "polite": True if getattr(args, "polite", False) else None}
+                 "polite": True if getattr(args, "polite", False) else None,
+                 "fleet": True if getattr(args, "fleet", False) else None}
     if not args.config and location is None:
         raise UsageError("--warehouse or --schema is required (or give --config FILE)")
     try:
@@ -70,7 +72,7 @@ def load_config(args: argparse.Namespace):
         if e.key == SNAPSHOT_ID:
             raise UsageError(f"--snapshot-id: {e}") from e
         raise
-    if not config.log_dirs:
+    if log_dirs and not config.log_dirs:
         raise UsageError("--log-dir is required" + (f" ({args.config} has no [input] log_dirs)" if args.config else ""))
     configure(config.store)  # before the log dirs in a store are checked
     remote = getattr(args, "remote", None)

@@ -19,6 +19,7 @@ from ..delta import IDENTIFIER, MANIFEST, RUNS, TableLocation, check_name, check
 from ..kafka_versions import LATEST, KafkaVersion, parse_kafka_version
 from ..log.object_stores import StoreOptions
 from ..source.options import parse_size
+from .fleet import INPUT_TABLES, MEMBERS
 from .incremental import CACHE_TABLES
 from .pipeline import TABLES
 
@@ -41,6 +42,7 @@ class NightlyConfig:
     store: StoreOptions = field(default_factory=StoreOptions)  # log dirs in object stores: endpoint, region, ...
     full: bool = False  # decode every segment, even those the previous snapshot of their log dir decoded
     polite: bool = False  # on a broker's host: the page cache left as found (and, from the CLI, low priorities)
+    fleet: bool = False  # one broker's run into a fleet's warehouse: also stores what the fleet step reads
 
     def __post_init__(self) -> None:
         """Refuse a bad snapshot id or table name however the configuration was made (TOML, CLI, the Python API,
@@ -51,10 +53,10 @@ class NightlyConfig:
             except ValueError as e:
                 raise ConfigError(str(e), key=SNAPSHOT_ID) from None
         names = [check_name(self.table_names.get(t, t), f"table name for {t}") for t in TABLES]
-        if len(set(names)) < len(names) or {MANIFEST, RUNS, *CACHE_TABLES} & set(names):
+        if len(set(names)) < len(names) or {MANIFEST, RUNS, *CACHE_TABLES, *INPUT_TABLES, MEMBERS} & set(names):
             raise ValueError(f"table names {names}: each table needs its own name, and {MANIFEST!r} (the manifest), "
-                             f"{RUNS!r} (every run started) and {', '.join(CACHE_TABLES)} (what the next run reads "
-                             "back) are the job's own tables")
+                             f"{RUNS!r} (every run started), {', '.join(CACHE_TABLES)} (what the next run reads "
+                             f"back) and {', '.join([*INPUT_TABLES, MEMBERS])} (the fleet's) are the job's own tables")
 
     @classmethod
     def load(cls, path: str | None = None, **overrides) -> NightlyConfig:
@@ -95,6 +97,7 @@ class NightlyConfig:
             location=location,
             include_internal=_value(inp, "input", "include_internal", bool, True),
             polite=_value(inp, "input", "polite", bool, False),
+            fleet=_value(out, "output", "fleet", bool, False),
             snapshot_id=snapshot_id,
             table_names={t: _table_name(tables, t) for t in TABLES},
             broker_config=rel(_value(cfg, "configs", "broker_properties", str)),
@@ -113,7 +116,7 @@ class NightlyConfig:
 _FILE_KEYS = {
     "input": ("log_dirs", "include_internal", "max_split_bytes", "store_endpoint", "store_region", "store_anonymous",
               "polite"),
-    "output": ("warehouse", "catalog", "schema"),
+    "output": ("warehouse", "catalog", "schema", "fleet"),
     "configs": ("kafka_version", "broker_properties", "topic_overrides", "what_if"),
     "snapshot": ("id",),
     "tables": TABLES,

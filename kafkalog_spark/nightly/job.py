@@ -28,8 +28,19 @@ from ..log.files import expand_paths
 from ..log.object_stores import configure, file_cache, is_object_store
 from ..source.options import parse_size
 from .config import NightlyConfig, topic_configs, what_if_configs
+from .fleet import (
+    INPUT_TABLES,
+    MEMBERS,
+    SNAPSHOT_PREFIX,
+    NoFleet,
+    broker_inputs,
+    fleet_tables,
+    members,
+    members_table,
+    own_snapshots,
+)
 from .incremental import CACHE_TABLES, Reuse
-from .pipeline import CLUSTER_TABLES, DIR_TABLES, TABLES, analysed, cluster_tables
+from .pipeline import CLUSTER_TABLES, DIR_TABLES, TABLES, analysed, cluster_tables, log_dir_brokers
 
 
 def run(spark: SparkSession, config: NightlyConfig, now: Callable[[], dt.datetime] | None = None, *,
@@ -47,64 +58,136 @@ def run(spark: SparkSession, config: NightlyConfig, now: Callable[[], dt.datetim
     made, from the thread that made it (``runs`` first, the table's name, ``snapshots``, ``clean-up <table>``: that
     one also when there was nothing to remove), and with ``report`` once the report (``config.report``) is written:
     it is written last, from the committed snapshot. ``progress`` is told, once planned, what the run decodes and
-    what it reads back (:mod:`.incremental`)."""
+    what it reads back (:mod:`.incremental`). With ``config.fleet`` the run also stores what the fleet step reads
+    (:mod:`.fleet`), and its default snapshot id names its broker."""
     started = (now or (lambda: dt.datetime.now(dt.UTC)))()
-    # a configured id was checked with the config (NightlyConfig); the default, a UTC time, is a valid one
-    snapshot_id = config.snapshot_id or started.strftime("%Y-%m-%dT%H:%M:%SZ")
-    names = [config.table_names[name] for name in TABLES]
-    kept = list(CACHE_TABLES)  # what the next run reads back: the segments and the rows decoded of them
-    done = after_commit or (lambda _: None)
-    run_id = new_run_id()
     configure(config.store)  # log dirs in an object store: listed here, read by the tasks with these options
     configs = topic_configs(config)  # a bad config file or value fails here, before any work
     alternative = what_if_configs(config, configs)
     log_dirs = expand_paths(config.log_dirs)  # globs and file:/dbfs:/Volumes URIs, as the readers take them
     if not log_dirs:
         raise ValueError("nightly: no log dirs to read")
-    where = config.location
+    brokers = log_dir_brokers(log_dirs) if config.fleet else {}
+    # a configured id was checked with the config (NightlyConfig); the default, a UTC time, is a valid one
+    snapshot = _Snapshot(spark, config, config.snapshot_id or _default_id(started, brokers), started, after_commit)
+    kept = [*CACHE_TABLES, *(INPUT_TABLES if config.fleet else ())]  # for the next run, and for the fleet step
+    options = {"includeInternal": str(config.include_internal).lower()}
 
-    def append(tables: dict[str, DataFrame], name: str) -> Callable[[], None]:
-        def write() -> None:
-            append_rows(tables[name], where, config.table_names.get(name, name), snapshot_id, started, run_id)
-            done(name)
-        return write
-
-    def clean(table: str, replaced: bool) -> Callable[[], None]:
-        def remove_other_runs() -> None:
-            if replaced:  # else no other run of the snapshot was recorded: the table holds none of its rows
-                clean_up(spark, where, table, snapshot_id, run_id)
-            done(f"clean-up {table}")
-        return remove_other_runs
+    def fleet_inputs(views: dict[str, DataFrame], replica_records: DataFrame | None) -> dict[str, DataFrame]:
+        return broker_inputs(spark, views, log_dirs, brokers, replica_records, **options)
 
     # the small files several views read (indexes, checkpoints) fetched once from a store, where a local session's
     # processes can share them
     with file_cache(any(is_object_store(d) for d in log_dirs) and _all_on_this_host(spark)):
-        begin(spark, where, snapshot_id, started, run_id, [*names, *kept])  # before any table: a killed run is recorded
-        done(RUNS)
-        reuse = Reuse(spark, where, snapshot_id, parse_size(config.max_split_bytes, "max_split_bytes"),
-                      full=config.full)
+        snapshot.begin([*TABLES, *kept])  # before any table: a killed run is recorded
+        own = own_snapshots(spark, config.location, brokers) if config.fleet else None
+        reuse = Reuse(spark, config.location, snapshot.id, parse_size(config.max_split_bytes, "max_split_bytes"),
+                      full=config.full, own=own)
         with analysed(spark, log_dirs, started, configs, alternative, include_internal=config.include_internal,
-                      max_split_bytes=config.max_split_bytes, reuse=reuse, polite=config.polite) as tables:
+                      max_split_bytes=config.max_split_bytes, reuse=reuse, polite=config.polite,
+                      more=fleet_inputs if config.fleet else None) as tables:
             if progress:
                 progress(_decoding(reuse.counts))
-            _in_parallel([append(tables, name) for name in (*DIR_TABLES, *kept)])
+            snapshot.append(tables, [*DIR_TABLES, *kept])
         # Then each cluster's dirs together, from this run's own log_offsets rows: the data is not decoded again.
-        offsets = run_rows(spark, where, config.table_names["log_offsets"], snapshot_id, run_id)
+        offsets = snapshot.rows("log_offsets")
         tables = cluster_tables(spark, log_dirs, offsets, int(started.timestamp() * 1000), config.include_internal)
-        _in_parallel([append(tables, name) for name in CLUSTER_TABLES])
-        # only once every table's rows are in
-        commit(spark, where, snapshot_id, started, run_id, [*names, *kept], reuse.counts)
-        done(MANIFEST)
-        replaced = bool(replaced_runs(spark, where, snapshot_id, run_id))
-        _in_parallel([clean(table, replaced) for table in [*names, *kept]])
-        tables = {name: read_table(spark, config.location, table, snapshot_id) for name, table in zip(TABLES, names,
-                                                                                                        strict=True)}
-        if config.report:
+        snapshot.append(tables, CLUSTER_TABLES)
+        return snapshot.finish(reuse.counts)
+
+
+def run_fleet(spark: SparkSession, config: NightlyConfig, now: Callable[[], dt.datetime] | None = None, *,
+              after_commit: Callable[[str], None] | None = None,
+              progress: Callable[[str], None] | None = None) -> dict[str, DataFrame]:
+    """The fleet step (:mod:`.fleet`): every table over the log dirs of every broker that ran with
+    ``config.fleet`` into ``config.location``, each log dir as of its broker's latest committed snapshot, written
+    as one snapshot (default id ``fleet-<UTC time>``) as :func:`run` writes its own; returns its tables as readers
+    see them. The cluster tables are computed as of now (``now``); ``config.log_dirs`` is not read."""
+    started = (now or (lambda: dt.datetime.now(dt.UTC)))()
+    configs = topic_configs(config)
+    fleet = members(spark, config.location)
+    if not fleet:
+        raise NoFleet(f"fleet: no broker's run stored the fleet's inputs in {config.location.description} "
+                         "(run `kafkalog nightly --fleet` on each broker first)")
+    if progress:
+        brokers = {(m.cluster_id, m.node_id) for m in fleet}
+        progress(f"fleet of {len(fleet)} log dir(s) of {len(brokers)} broker(s), snapshots "
+                 f"{min(str(m.snapshot_time) for m in fleet)} to {max(str(m.snapshot_time) for m in fleet)}")
+    snapshot_id = config.snapshot_id or SNAPSHOT_PREFIX + started.strftime("%Y-%m-%dT%H:%M:%SZ")
+    snapshot = _Snapshot(spark, config, snapshot_id, started, after_commit)
+    snapshot.begin([*TABLES, MEMBERS])
+    dir_tables = {name: config.table_names[name] for name in DIR_TABLES}
+    tables = fleet_tables(spark, config.location, fleet, configs, int(started.timestamp() * 1000), dir_tables,
+                          config.include_internal)
+    snapshot.append(tables | {MEMBERS: members_table(spark, fleet)}, [*TABLES, MEMBERS])
+    return snapshot.finish({"fleetLogDirs": len(fleet)})
+
+
+def _default_id(started: dt.datetime, brokers: dict[str, tuple[str | None, int | None]]) -> str:
+    """The run's UTC time; a broker's run for the fleet (``brokers``, its log dirs') adds its node id, so that the
+    brokers that start in the same second write snapshots of their own."""
+    stamp = started.strftime("%Y-%m-%dT%H:%M:%SZ")
+    nodes = {node for _, node in brokers.values()}
+    if not brokers:
+        return stamp
+    return f"{stamp}-node-{nodes.pop()}" if len(nodes) == 1 and None not in nodes else f"{stamp}-{new_run_id()[:8]}"
+
+
+class _Snapshot:
+    """One run's snapshot being written: :meth:`begin`, :meth:`append` the tables, :meth:`finish` (the manifest's
+    commit, the clean-up of the runs it replaces, the report)."""
+
+    def __init__(self, spark: SparkSession, config: NightlyConfig, snapshot_id: str, started: dt.datetime,
+                 after_commit: Callable[[str], None] | None) -> None:
+        self.spark, self.config, self.id, self.started = spark, config, snapshot_id, started
+        self.done = after_commit or (lambda _: None)
+        self.run_id = new_run_id()
+        self.written: list[str] = []
+
+    def name(self, table: str) -> str:
+        return self.config.table_names.get(table, table)
+
+    def begin(self, tables: Sequence[str]) -> None:
+        self.written = [self.name(t) for t in tables]
+        begin(self.spark, self.config.location, self.id, self.started, self.run_id, self.written)
+        self.done(RUNS)
+
+    def append(self, tables: dict[str, DataFrame], names: Sequence[str]) -> None:
+        """Append ``tables[name]`` for each of ``names``, :data:`PARALLEL_WRITES` at once."""
+        def append(name: str) -> Callable[[], None]:
+            def write() -> None:
+                append_rows(tables[name], self.config.location, self.name(name), self.id, self.started, self.run_id)
+                self.done(name)
+            return write
+        _in_parallel([append(name) for name in names])
+
+    def rows(self, table: str) -> DataFrame:
+        """This run's rows of ``table`` so far."""
+        return run_rows(self.spark, self.config.location, self.name(table), self.id, self.run_id)
+
+    def finish(self, details: dict[str, int]) -> dict[str, DataFrame]:
+        """Commit (the manifest row, with ``details``), remove the rows of the runs this one replaces, write the
+        report; returns the job's tables of the snapshot as readers see them."""
+        spark, where = self.spark, self.config.location
+        # once every table's rows are in
+        commit(spark, where, self.id, self.started, self.run_id, self.written, details)
+        self.done(MANIFEST)
+        replaced = bool(replaced_runs(spark, where, self.id, self.run_id))
+
+        def clean(table: str) -> Callable[[], None]:
+            def remove_other_runs() -> None:
+                if replaced:  # else no other run of the snapshot was recorded: the table holds none of its rows
+                    clean_up(spark, where, table, self.id, self.run_id)
+                self.done(f"clean-up {table}")
+            return remove_other_runs
+        _in_parallel([clean(table) for table in self.written])
+        tables = {name: read_table(spark, where, self.name(name), self.id) for name in TABLES}
+        if self.config.report:
             from ..report import write_report
 
-            write_report(tables, config.report)  # from the committed snapshot, as any reader of the tables sees it
-            done("report")
-    return tables
+            write_report(tables, self.config.report)  # from the committed snapshot, as any reader of the tables sees it
+            self.done("report")
+        return tables
 
 
 def _decoding(counts: dict[str, int]) -> str:

@@ -91,6 +91,33 @@ def replica_table(spark: SparkSession, log_dirs: Sequence[str], views: dict[str,
     job already read, reduced or not); each dir's broker from its ``meta.properties``. The compacted topics
     (``configs``', those the cluster metadata records as compact and those a log cleaner has compacted) are
     compared by their records: those ``views`` lacks are read here."""
+    rows, findings, _ = compared_replicas(views, log_dir_brokers(log_dirs), configs, _records_reader(spark, log_dirs))
+    return rows, findings
+
+
+def log_dir_brokers(log_dirs: Sequence[str]) -> dict[str, tuple[str | None, int | None]]:
+    """Each log dir of ``log_dirs`` (as the views' ``logDir`` names it): its (cluster id, broker id)."""
+    from ..log.log_dir import broker_identity, containing_log_dir
+
+    return {d: broker_identity(d) for d in dict.fromkeys(containing_log_dir(d) for d in log_dirs)}
+
+
+def _records_reader(spark: SparkSession, log_dirs: Sequence[str]) -> Callable[[list[str]], DataFrame | None]:
+    """The records (without payloads) of some topics, read from ``log_dirs``."""
+    from ..analysis.record_sizes import without_payloads
+    from ..source import read_views as source_views
+
+    def read(topics: list[str]) -> DataFrame | None:
+        return without_payloads(source_views(spark, log_dirs, ["records"], topics=",".join(topics))["records"])
+    return read
+
+
+def compared_replicas(views: dict[str, DataFrame], brokers: dict[str, tuple[str | None, int | None]],
+                      configs: TopicConfigs, more_records: Callable[[list[str]], DataFrame | None],
+                      ) -> tuple[DataFrame, DataFrame, DataFrame | None]:
+    """:func:`replica_table`'s rows and findings from the views of some log dirs and each one's broker
+    (``brokers``); ``more_records(topics)`` gives the records of the compacted topics ``views``' records lack.
+    Also returns those records (None when none were asked for)."""
     from ..analysis.compaction import compacted_topics
     from ..analysis.record_sizes import without_payloads
     from ..analysis.replicas.replica_comparison import (
@@ -99,26 +126,25 @@ def replica_table(spark: SparkSession, log_dirs: Sequence[str], views: dict[str,
         replica_findings,
         replica_members,
     )
-    from ..log.log_dir import broker_identity, containing_log_dir
-    from ..source import read_views as source_views
 
-    brokers = {d: broker_identity(d) for d in dict.fromkeys(containing_log_dir(d) for d in log_dirs)}
     members = replica_members(views["segments"], views["partition_files"], views.get("topic_catalog"), brokers)
     by_configs = set(compacted_topics(configs, sorted({m["topic"] for m in members})))
     compacted = by_configs | set(compacted_replicas(members))
     records = without_payloads(views["records"]) if "records" in views else None
     missing = sorted(compacted - by_configs if records is not None else compacted)
-    if missing:  # compact by the metadata's configs or cleaned (or, with no records read yet, any)
-        more = without_payloads(source_views(spark, log_dirs, ["records"], topics=",".join(missing))["records"])
+    more = more_records(missing) if missing else None
+    if more is not None:  # compact by the metadata's configs or cleaned (or, with no records read yet, any)
         records = more if records is None else records.where(~F.col("topic").isin(missing)).unionByName(more)
     rows = replica_comparison(views["batches"], records, members, compacted)
-    return rows, replica_findings(rows)
+    return rows, replica_findings(rows), more
 
 
 def compute(spark: SparkSession, views: dict[str, DataFrame], configs: TopicConfigs, log_dirs: Sequence[str],
-            now_ms: int, what_if_configs: TopicConfigs | None = None) -> dict[str, DataFrame]:
+            now_ms: int, what_if_configs: TopicConfigs | None = None, *,
+            replica_records: list[DataFrame] | None = None) -> dict[str, DataFrame]:
     """Every table of the job for ``views`` of ``log_dirs``; ``what_if_configs``: the configs the retention
-    forecast also runs under (:func:`what_if_configs`)."""
+    forecast also runs under (:func:`what_if_configs`). ``replica_records``, when given, gets the records the
+    replica comparison read beyond ``views`` (if it read any)."""
     from ..analysis.compaction import compaction_preview
     from ..analysis.index_validation import index_findings
     from ..analysis.log_offsets import log_offsets
@@ -137,7 +163,10 @@ def compute(spark: SparkSession, views: dict[str, DataFrame], configs: TopicConf
     # each log dir's topics with their effective configs (the configs are per topic, the table per log dir)
     dir_topics = views["segments"].where("problem is null").select("logDir", "topic").distinct()
     topic_rows = topic_configs_table(spark, configs, topics_of(views["segments"])).join(dir_topics, "topic")
-    replicas, replica_problems = replica_table(spark, log_dirs, views, configs)
+    replicas, replica_problems, more = compared_replicas(views, log_dir_brokers(log_dirs), configs,
+                                                         _records_reader(spark, log_dirs))
+    if replica_records is not None and more is not None:
+        replica_records.append(more)
     segments = segment_stats(views["segments"], views["batches"], views["record_stats"], configs)
     partitions = partition_stats(segments, views["partition_files"])
     return {
@@ -170,7 +199,7 @@ def state_tables_by_cluster(spark: SparkSession, log_dirs: Sequence[str], names:
     ``data_views``)."""
     from ..analysis.catalog_checks import partition_dirs
     from ..analysis.index_validation import log_dirs_of
-    from ..analysis.state_checks import STATE_VIEWS, state_table
+    from ..analysis.state_checks import STATE_VIEWS
     from ..log.log_dir import group_by_cluster
     from ..source import read_views as source_views
 
@@ -181,11 +210,28 @@ def state_tables_by_cluster(spark: SparkSession, log_dirs: Sequence[str], names:
         offsets = log_offsets_of(dirs, views) if set(names) - {"catalog_checks"} else None
         found = partition_dirs(spark, views["partition_files"], log_dirs_of(dirs)) if "catalog_checks" in names \
             else None
-        marked = {}
-        for name in names:
-            rows, findings = state_table(name, views[STATE_VIEWS[name]], offsets, found, now_ms)
-            marked[name] = (rows.select(F.lit(cluster).cast("string").alias("clusterId"), "*"), findings)
-        per_cluster.append(marked)
+        per_cluster.append(state_tables(cluster, names, views, offsets, found, now_ms))
+    return union_per_cluster(per_cluster, names)
+
+
+def state_tables(cluster: str | None, names: Sequence[str], views: dict[str, DataFrame], log_offsets: DataFrame | None,
+                 partition_dirs: DataFrame | None, now_ms: int) -> dict[str, tuple[DataFrame, DataFrame]]:
+    """The internal-state tables ``names`` of one cluster's log dirs and their findings, from their views (the
+    internal topics' of :data:`~kafkalog_spark.analysis.state_checks.STATE_VIEWS`), their ``log_offsets`` rows and
+    their ``partition_dirs`` (:func:`~kafkalog_spark.analysis.catalog_checks.partition_dirs`); the rows marked by a
+    ``clusterId`` column."""
+    from ..analysis.state_checks import STATE_VIEWS, state_table
+
+    marked = {}
+    for name in names:
+        rows, findings = state_table(name, views[STATE_VIEWS[name]], log_offsets, partition_dirs, now_ms)
+        marked[name] = (rows.select(F.lit(cluster).cast("string").alias("clusterId"), "*"), findings)
+    return marked
+
+
+def union_per_cluster(per_cluster: Sequence[dict[str, tuple[DataFrame, DataFrame]]],
+                      names: Sequence[str]) -> dict[str, tuple[DataFrame, DataFrame]]:
+    """Each table of ``names`` (and its findings): the rows of every cluster's :func:`state_tables`."""
     return {name: (reduce(DataFrame.unionByName, (t[name][0] for t in per_cluster)),
                    reduce(DataFrame.unionByName, (t[name][1] for t in per_cluster))) for name in names}
 
@@ -195,18 +241,24 @@ def cluster_tables(spark: SparkSession, log_dirs: Sequence[str], log_offsets: Da
     """The :data:`CLUSTER_TABLES` of ``log_dirs`` (:func:`state_tables_by_cluster`); ``log_offsets``, the rows of
     the ``log_offsets`` table of those dirs, stands for the data partitions, so they are not decoded again. Empty
     without ``include_internal`` (the internal topics are not to be read)."""
-    from ..analysis.state_checks import SCHEMAS
     from ..log.log_dir import containing_log_dir
 
     if not include_internal:
-        return {name: spark.createDataFrame([], SCHEMAS[name]).select(F.lit(None).cast("string").alias("clusterId"),
-                                                                     "*") for name in CLUSTER_TABLES}
+        return no_cluster_tables(spark)
 
     def own(dirs: list[str], _views: dict[str, DataFrame]) -> DataFrame:
         return log_offsets.where(F.col("logDir").isin([containing_log_dir(d) for d in dirs]))
 
     tables = state_tables_by_cluster(spark, log_dirs, CLUSTER_TABLES, now_ms, own)
     return {name: rows for name, (rows, _) in tables.items()}
+
+
+def no_cluster_tables(spark: SparkSession) -> dict[str, DataFrame]:
+    """The :data:`CLUSTER_TABLES` without rows: the internal topics are not to be read."""
+    from ..analysis.state_checks import SCHEMAS
+
+    return {name: spark.createDataFrame([], SCHEMAS[name]).select(F.lit(None).cast("string").alias("clusterId"), "*")
+            for name in CLUSTER_TABLES}
 
 
 def summary(tables: dict[str, DataFrame]) -> DataFrame:
@@ -224,23 +276,31 @@ def _log_dir_first(df: DataFrame) -> DataFrame:
     return df.select("logDir", *[c for c in df.columns if c != "logDir"])
 
 
+# what a caller of analysed() may add to the tables from the views and the records the replica comparison read
+MoreTables = Callable[[dict[str, DataFrame], "DataFrame | None"], dict[str, DataFrame]]
+
+
 @contextmanager
 def analysed(spark: SparkSession, log_dirs: Sequence[str], started: dt.datetime, configs: TopicConfigs,
              alternative: TopicConfigs | None = None, *, include_internal: bool = True,
-             max_split_bytes: str = "128m", reuse: Reuse | None = None,
-             polite: bool = False) -> Iterator[dict[str, DataFrame]]:
+             max_split_bytes: str = "128m", reuse: Reuse | None = None, polite: bool = False,
+             more: MoreTables | None = None) -> Iterator[dict[str, DataFrame]]:
     """Every table of :data:`DIR_TABLES` over ``log_dirs``, read in one job, each row marked by its ``logDir``, as
     of ``started`` (``alternative``: the forecast's what-if configs). The views it caches to compute them are
-    unpersisted when the block ends: use the tables inside it."""
+    unpersisted when the block ends: use the tables inside it. ``more(views, replica_records)``: more tables
+    computed from the cached views (a broker's inputs to the fleet step, :mod:`.fleet`)."""
     views = read_cached_views(spark, log_dirs, include_internal, max_split_bytes, configs, reuse=reuse,
                               polite=polite)
     cached = list(views.values())
     try:
-        tables = compute(spark, views, configs, log_dirs, int(started.timestamp() * 1000), alternative)
+        read_more: list[DataFrame] = []
+        tables = compute(spark, views, configs, log_dirs, int(started.timestamp() * 1000), alternative,
+                         replica_records=read_more)
         # partition_stats and log_dir_stats are built on segment_stats: cached, it is computed once, not per table
         cached.append(tables["segment_stats"].persist())
         yield ({name: _log_dir_first(tables[name]) for name in DIR_TABLES}
-               | {name: views[name] for name in CACHE_TABLES if name in views})
+               | {name: views[name] for name in CACHE_TABLES if name in views}
+               | (more(views, read_more[0] if read_more else None) if more else {}))
     finally:
         for df in cached:
             df.unpersist()

@@ -1,0 +1,184 @@
+"""One warehouse for a fleet: a run on every broker over its own log dirs, and the fleet step that joins them.
+
+A broker's run (``[output] fleet``, ``kafkalog nightly --fleet``) writes, besides its tables, what the tables of
+several brokers together are computed from (:data:`INPUTS`): each log dir's broker, its listing views, the internal
+topics' views and the records the replica comparison reads beyond the job's own. The fleet step
+(:func:`fleet_tables`, ``kafkalog fleet``) takes, per log dir of each broker, its latest committed snapshot
+(:func:`members`), copies those snapshots' rows of the tables of one log dir each, and computes from their stored
+views, as a run over all their dirs would, what needs several brokers: the replica comparison (and its findings) and
+each cluster's internal-state tables. It writes them as one snapshot, ``fleet-<time>``.
+
+A log dir is known by its path and its broker (``meta.properties``' cluster id and node id). Two brokers' dirs of the
+same path (every pod of a StatefulSet mounts ``/var/lib/kafka/data``) are told apart in the fleet snapshot as
+``node-<id>:<path>``; distinct paths stay as they are, so the fleet snapshot equals a single run over every dir.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from ..config import TopicConfigs
+from ..delta import TableLocation, read_table, table_exists
+from .incremental import DECODED, KEYS, SEGMENTS
+from .pipeline import CLUSTER_TABLES, compared_replicas, no_cluster_tables, state_tables, union_per_cluster
+
+# view (or input) -> the table a broker's run stores it in
+INPUTS = {"log_dirs": "fleet_log_dirs", "segments": "fleet_segments", "partition_files": "fleet_partition_files",
+          "topic_catalog": "fleet_topic_catalog", "consumer_offsets": "fleet_consumer_offsets",
+          "transactions": "fleet_transactions", "partition_dirs": "fleet_partition_dirs", "records": "fleet_records"}
+INPUT_TABLES = tuple(INPUTS.values())
+MEMBERS = "fleet_members"  # the fleet snapshot's members: each log dir's name there, broker and snapshot
+MEMBERS_SCHEMA = ("logDir string, memberLogDir string, clusterId string, nodeId int, memberSnapshotId string, "
+                  "memberSnapshotTime timestamp")
+LOG_DIRS_SCHEMA = "logDir string, clusterId string, nodeId int"
+SNAPSHOT_PREFIX = "fleet-"
+STATE_VIEWS = ("topic_catalog", "consumer_offsets", "transactions")
+
+
+def broker_inputs(spark: SparkSession, views: Mapping[str, DataFrame], log_dirs: Sequence[str],
+                  brokers: Mapping[str, tuple[str | None, int | None]], replica_records: DataFrame | None,
+                  **options: str) -> dict[str, DataFrame]:
+    """What a broker's run stores for the fleet step, by table name: from its cached ``views`` (segments,
+    partition_files and, with the internal topics, topic_catalog), the internal topics' views read here,
+    ``brokers`` (:func:`~.pipeline.log_dir_brokers`) and the records its replica comparison read beyond the views'
+    (``replica_records``). ``options``: the source's, as the job read its views."""
+    from ..analysis.catalog_checks import partition_dirs
+    from ..analysis.index_validation import log_dirs_of
+    from ..analysis.record_sizes import without_payloads
+    from ..source import read_views as source_views
+
+    state = source_views(spark, log_dirs, [v for v in STATE_VIEWS if v not in views], **options)
+    records = replica_records
+    if records is None:  # the schema, no rows
+        records = without_payloads(source_views(spark, log_dirs, ["records"], **options)["records"]).where("false")
+    rows = [(d, cluster, node) for d, (cluster, node) in brokers.items()]
+    return {INPUTS["log_dirs"]: spark.createDataFrame(rows, LOG_DIRS_SCHEMA),
+            INPUTS["segments"]: views["segments"], INPUTS["partition_files"]: views["partition_files"],
+            INPUTS["partition_dirs"]: partition_dirs(spark, views["partition_files"], log_dirs_of(log_dirs)),
+            INPUTS["records"]: records} | {INPUTS[v]: views[v] if v in views else state[v] for v in STATE_VIEWS}
+
+
+class NoFleet(ValueError):
+    """The warehouse holds no broker's inputs to the fleet step."""
+
+
+def own_snapshots(spark: SparkSession, where: TableLocation,
+                  brokers: Mapping[str, tuple[str | None, int | None]]) -> DataFrame | None:
+    """The snapshots (``snapshotId``, ``logDir``) in which each log dir of ``brokers`` was stored by its own broker
+    (the same cluster and node id): those its incremental run may read back from. None before any was stored."""
+    if not table_exists(spark, where, INPUTS["log_dirs"]):
+        return None
+    mine = spark.createDataFrame([(d, c, n) for d, (c, n) in brokers.items()], LOG_DIRS_SCHEMA)
+    stored = read_table(spark, where, INPUTS["log_dirs"]).alias("s")
+    same = [F.col(f"s.{c}").eqNullSafe(F.col(f"m.{c}")) for c in ("logDir", "clusterId", "nodeId")]
+    return stored.join(F.broadcast(mine.alias("m")), same[0] & same[1] & same[2], "left_semi").select(
+        "snapshotId", "logDir")
+
+
+@dataclass(frozen=True)
+class Member:
+    """A log dir in the fleet snapshot: its ``name`` there, its path and broker, and the snapshot it comes from."""
+
+    name: str
+    log_dir: str
+    cluster_id: str | None
+    node_id: int | None
+    snapshot_id: str
+    snapshot_time: object
+
+
+def members(spark: SparkSession, where: TableLocation) -> list[Member]:
+    """Each log dir of each broker (cluster id, node id, path) in its latest committed snapshot that stored the
+    fleet's inputs, named as :mod:`this module <.fleet>` says."""
+    if not table_exists(spark, where, INPUTS["log_dirs"]):
+        return []
+    dirs = read_table(spark, where, INPUTS["log_dirs"])
+    latest = F.max_by(F.struct("snapshotId", "snapshotTime"), F.struct("snapshotTime", "snapshotId"))
+    rows = (dirs.groupBy("logDir", "clusterId", "nodeId").agg(latest.alias("s"))
+            .select("logDir", "clusterId", "nodeId", "s.snapshotId", "s.snapshotTime").collect())
+    paths = [r.logDir for r in rows]
+    out = []
+    for r in sorted(rows, key=lambda r: (r.logDir, str(r.clusterId), r.nodeId if r.nodeId is not None else -1)):
+        shared = paths.count(r.logDir) > 1
+        broker = f"node-{r.nodeId}" if r.nodeId is not None else r.snapshotId
+        out.append(Member(f"{broker}:{r.logDir}" if shared else r.logDir, r.logDir, r.clusterId, r.nodeId,
+                          r.snapshotId, r.snapshotTime))
+    return out
+
+
+def members_table(spark: SparkSession, fleet: Sequence[Member]) -> DataFrame:
+    """The fleet snapshot's rows of :data:`MEMBERS`."""
+    return spark.createDataFrame([(m.name, m.log_dir, m.cluster_id, m.node_id, m.snapshot_id, m.snapshot_time)
+                                  for m in fleet], MEMBERS_SCHEMA)
+
+
+def _member_keys(spark: SparkSession, fleet: Sequence[Member]) -> DataFrame:
+    return spark.createDataFrame([(m.snapshot_id, m.log_dir, m.name) for m in fleet],
+                                 "snapshotId string, logDir string, fleetLogDir string")
+
+
+def member_rows(spark: SparkSession, where: TableLocation, table: str, fleet: Sequence[Member]) -> DataFrame:
+    """The rows of ``table`` of each member's log dir in its snapshot, ``logDir`` its name in the fleet."""
+    rows = read_table(spark, where, table).join(F.broadcast(_member_keys(spark, fleet)), ["snapshotId", "logDir"])
+    return _renamed(rows.drop("snapshotId", "snapshotTime"))
+
+
+def _renamed(rows: DataFrame) -> DataFrame:
+    columns = [F.col("fleetLogDir").alias("logDir") if c == "logDir" else F.col(c) for c in rows.columns
+               if c != "fleetLogDir"]
+    return rows.select(*columns)
+
+
+def decoded_rows(spark: SparkSession, where: TableLocation, view: str, fleet: Sequence[Member]) -> DataFrame:
+    """The rows of the decoded ``view`` (one of :data:`~.incremental.DECODED`) of every live segment of each
+    member's snapshot, read from the snapshot that decoded it (its ``decodedIn``)."""
+    segments = (read_table(spark, where, SEGMENTS).join(F.broadcast(_member_keys(spark, fleet)),
+                                                       ["snapshotId", "logDir"])
+                .select(*KEYS, F.col("decodedIn").alias("snapshotId"), "fleetLogDir"))
+    rows = read_table(spark, where, DECODED[view]).join(segments, [*KEYS, "snapshotId"])
+    return _renamed(rows.drop("snapshotId", "snapshotTime"))
+
+
+def fleet_tables(spark: SparkSession, where: TableLocation, fleet: Sequence[Member], configs: TopicConfigs,
+                 now_ms: int, dir_tables: Mapping[str, str], include_internal: bool = True) -> dict[str, DataFrame]:
+    """The job's tables (by name; ``dir_tables``: each table of one log dir and its name in the warehouse) over the
+    ``fleet``'s log dirs: the members' rows of the tables of one log dir each, and, computed here from their stored
+    views as a run over all of them computes them, the replica comparison (with its findings in
+    ``index_findings``) and each cluster's internal-state tables, as of ``now_ms``."""
+    from ..finding_kinds import KINDS
+
+    stored = {view: member_rows(spark, where, table, fleet) for view, table in INPUTS.items()}
+    extra = stored.pop("records")  # the records the brokers' replica comparisons read beyond the decoded ones
+    views = stored | {view: decoded_rows(spark, where, view, fleet) for view in ("batches", "records")}
+    if not include_internal:
+        del views["topic_catalog"]
+    brokers = {m.name: (m.cluster_id, m.node_id) for m in fleet}
+    rows, findings, _ = compared_replicas(views, brokers, configs,
+                                          lambda topics: extra.where(F.col("topic").isin(topics)))
+    replica_kinds = [k.name for k in KINDS.values() if k.source == "replica_comparison"]
+    tables = {name: member_rows(spark, where, table, fleet) for name, table in dir_tables.items()
+              if name != "replica_comparison"}
+    tables["replica_comparison"] = rows
+    tables["index_findings"] = tables["index_findings"].where(~F.col("check").isin(replica_kinds)) \
+        .unionByName(findings)
+    return tables | _cluster_tables(spark, views, tables["log_offsets"], fleet, now_ms, include_internal)
+
+
+def _cluster_tables(spark: SparkSession, views: Mapping[str, DataFrame], log_offsets: DataFrame,
+                    fleet: Sequence[Member], now_ms: int, include_internal: bool) -> dict[str, DataFrame]:
+    """Each cluster's internal-state tables (:data:`~.pipeline.CLUSTER_TABLES`) from its members' stored views."""
+    if not include_internal or not fleet:
+        return no_cluster_tables(spark)
+    clusters: dict[str | None, list[str]] = {}
+    for m in fleet:
+        clusters.setdefault(m.cluster_id, []).append(m.name)
+    per_cluster = []
+    for cluster, names in clusters.items():
+        mine = {view: df.where(F.col("logDir").isin(names)) for view, df in views.items()}
+        per_cluster.append(state_tables(cluster, CLUSTER_TABLES, mine, log_offsets.where(F.col("logDir").isin(names)),
+                                        mine["partition_dirs"], now_ms))
+    return {name: rows for name, (rows, _) in union_per_cluster(per_cluster, CLUSTER_TABLES).items()}

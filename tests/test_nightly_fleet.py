@@ -1,0 +1,110 @@
+"""A run on every broker into one warehouse, and the fleet snapshot that joins them, against one run over all.
+
+Each broker's run (``fleet=True``) reads only its own log dir; the fleet step (:func:`kafkalog_spark.nightly.run_fleet`)
+reads only the warehouse. Its snapshot must hold, table by table, the rows a single run over every broker's log dir
+at the same time holds: the tables of one log dir each copied from the brokers' snapshots, and the tables that need
+several brokers (the replica comparison, the internal topics' tables) computed from what the brokers stored.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import pytest
+
+from kafkalog_spark import nightly
+from kafkalog_spark.delta import TableLocation, read_table
+from kafkalog_spark.kafka_versions import parse_kafka_version
+from kafkalog_spark.nightly.fleet import MEMBERS
+from tests.helpers.corpus import DATA
+from tests.helpers.engine_tables import _rows
+from tests.helpers.snapshots import counts, ended, runs_stored, start_job
+
+T0 = dt.datetime(2026, 3, 1, tzinfo=dt.UTC)
+CORPUS = DATA / "samples-fleet"
+
+
+def _config(log_dirs: list[Path], warehouse: Path, version: str, **kw) -> nightly.NightlyConfig:
+    return nightly.NightlyConfig(log_dirs=tuple(str(d) for d in log_dirs),
+                                 location=TableLocation(warehouse=str(warehouse)),
+                                 kafka_version=parse_kafka_version(version), **kw)
+
+
+def _tables(spark, config: nightly.NightlyConfig, snapshot_id: str) -> dict[str, list[str]]:
+    return {name: _rows(read_table(spark, config.location, name, snapshot_id).drop("snapshotId", "snapshotTime"))
+            for name in nightly.TABLES}
+
+
+def _snapshot_ids(spark, warehouse: Path) -> list[str]:
+    manifest = spark.read.format("delta").load(str(warehouse / "snapshots"))
+    return sorted(r.snapshotId for r in manifest.select("snapshotId").distinct().collect())
+
+
+# The killed broker's run dies after its first table: mid-run, its rows written to some tables only.
+KILL_AFTER = "segment_stats"
+
+
+@pytest.mark.long
+@pytest.mark.parametrize("version", ["3.9.2"])
+def test_three_brokers_runs_side_by_side_one_killed_and_rerun_make_the_fleet_of_one_run_over_all(
+        spark, tmp_path: Path, version: str) -> None:
+    brokers = sorted((CORPUS / version).glob("broker-*"))
+    assert [b.name for b in brokers] == ["broker-1", "broker-2", "broker-3"]
+    fleet, single = tmp_path / "fleet", tmp_path / "single"
+    # three first runs into an empty warehouse at once (each creates the tables it finds missing), broker 2's killed
+    jobs = [start_job(_config([b], fleet, version, fleet=True), KILL_AFTER if b.name == "broker-2" else "", now=T0,
+                      master="local[1]") for b in brokers]
+    returncodes = [ended(job) for job in jobs]
+    assert [rc for rc, _ in returncodes] == [0, -9, 0], returncodes
+    ids = [f"2026-03-01T00:00:00Z-node-{n}" for n in (1, 2, 3)]
+    assert _snapshot_ids(spark, fleet) == [ids[0], ids[2]], "the killed run committed nothing"
+    # broker 2 again, at the same time: the same snapshot id, which the re-run completes
+    nightly.run(spark, _config([brokers[1]], fleet, version, fleet=True), now=lambda: T0)
+    assert _snapshot_ids(spark, fleet) == ids, "each broker's snapshot names its node"
+    # the killed run's rows are gone: one run's rows in each table that has any
+    readable = counts(spark, str(fleet), ids[1])
+    assert runs_stored(spark, str(fleet), ids[1]) == {t: min(n, 1) for t, n in readable.items()}
+    config = _config([], fleet, version)
+    nightly.run_fleet(spark, config, now=lambda: T0)
+    fleet_id = "fleet-2026-03-01T00:00:00Z"
+    members = read_table(spark, config.location, MEMBERS, fleet_id).collect()
+    assert sorted((m.logDir, m.nodeId, m.memberSnapshotId) for m in members) == [
+        (str(b), n, i) for b, n, i in zip(brokers, (1, 2, 3), ids, strict=True)]
+    whole = _config(brokers, single, version, snapshot_id="single")
+    nightly.run(spark, whole, now=lambda: T0)
+    expected = _tables(spark, whole, "single")
+    assert all(expected[t] for t in ("replica_comparison", "consumer_positions", "open_transactions", "catalog_checks"))
+    found = _tables(spark, config, fleet_id)
+    for name in nightly.TABLES:
+        assert found[name] == expected[name], f"{name}: the fleet snapshot differs from one run over all dirs"
+
+
+def test_brokers_log_dirs_of_one_path_are_told_apart_by_node_and_the_latest_snapshot_of_each_is_taken(
+        spark, tmp_path: Path) -> None:
+    from kafkalog_spark.delta import append_rows, commit
+    from kafkalog_spark.delta.snapshots import new_run_id
+    from kafkalog_spark.nightly.fleet import INPUTS, LOG_DIRS_SCHEMA, member_rows, members
+
+    where = TableLocation(warehouse=str(tmp_path))
+    snapshots = {  # snapshot -> its time, and the (log dir, cluster, node) its run stored
+        "a-node-1": (T0, [("/var/lib/kafka/data", "c", 1)]),
+        "b-node-1": (T0 + dt.timedelta(days=1), [("/var/lib/kafka/data", "c", 1)]),
+        "a-node-2": (T0, [("/var/lib/kafka/data", "c", 2), ("/disk2/kafka", "c", 2)]),
+        "killed": (T0 + dt.timedelta(days=2), [("/var/lib/kafka/data", "c", 2)]),  # never committed
+    }
+    for snapshot_id, (at, dirs) in snapshots.items():
+        run = new_run_id()
+        append_rows(spark.createDataFrame(dirs, LOG_DIRS_SCHEMA), where, INPUTS["log_dirs"], snapshot_id, at, run)
+        append_rows(spark.createDataFrame([(d, snapshot_id) for d, _, _ in dirs], "logDir string, note string"),
+                    where, "t", snapshot_id, at, run)
+        if snapshot_id != "killed":
+            commit(spark, where, snapshot_id, at, run, [INPUTS["log_dirs"], "t"])
+    fleet = members(spark, where)
+    assert [(m.name, m.node_id, m.snapshot_id) for m in fleet] == [
+        ("/disk2/kafka", 2, "a-node-2"),
+        ("node-1:/var/lib/kafka/data", 1, "b-node-1"),
+        ("node-2:/var/lib/kafka/data", 2, "a-node-2")]
+    assert sorted(tuple(r) for r in member_rows(spark, where, "t", fleet).select("logDir", "note").collect()) == [
+        ("/disk2/kafka", "a-node-2"), ("node-1:/var/lib/kafka/data", "b-node-1"),
+        ("node-2:/var/lib/kafka/data", "a-node-2")]
