@@ -170,6 +170,12 @@ def test_nightly_without_config(tmp_path: Path) -> None:
                 names="--snapshot-id")
 
 
+def test_fleet_mistakes(tmp_path: Path) -> None:
+    usage_error("nightly", "--fleet", "--log-dir", str(BROKER), "--schema", "a.b", names="[output] fleet")
+    usage_error("fleet", "--warehouse", str(tmp_path / "w"), names="no broker's warehouse in it")
+    usage_error("fleet", names="--warehouse or --schema is required")
+
+
 def test_nightly_config_file_mistakes(configs: Path, tmp_path: Path) -> None:
     usage_error("nightly", "--config", str(tmp_path / "nope.toml"), names=f"--config {tmp_path / 'nope.toml'}")
     usage_error("nightly", "--config", str(configs / "bad.toml"), names=f"--config {configs / 'bad.toml'}: "

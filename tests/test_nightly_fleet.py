@@ -37,12 +37,20 @@ def _tables(spark, config: nightly.NightlyConfig, snapshot_id: str) -> dict[str,
 
 
 def _snapshot_ids(spark, warehouse: Path) -> list[str]:
+    """The committed snapshots in ``warehouse`` (none before its first commit)."""
+    if not (warehouse / "snapshots").exists():
+        return []
     manifest = spark.read.format("delta").load(str(warehouse / "snapshots"))
     return sorted(r.snapshotId for r in manifest.select("snapshotId").distinct().collect())
 
 
 # The killed broker's run dies after its first table: mid-run, its rows written to some tables only.
 KILL_AFTER = "segment_stats"
+
+
+def _cluster_id(log_dir: Path) -> str:
+    return next(line.split("=", 1)[1] for line in (log_dir / "meta.properties").read_text().splitlines()
+                if line.startswith("cluster.id="))
 
 
 @pytest.mark.long
@@ -52,25 +60,28 @@ def test_three_brokers_runs_side_by_side_one_killed_and_rerun_make_the_fleet_of_
     brokers = sorted((CORPUS / version).glob("broker-*"))
     assert [b.name for b in brokers] == ["broker-1", "broker-2", "broker-3"]
     fleet, single = tmp_path / "fleet", tmp_path / "single"
-    # three first runs into an empty warehouse at once (each creates the tables it finds missing), broker 2's killed
+    # three runs into one empty warehouse at once, broker 2's killed
     jobs = [start_job(_config([b], fleet, version, fleet=True), KILL_AFTER if b.name == "broker-2" else "", now=T0,
                       master="local[1]") for b in brokers]
     returncodes = [ended(job) for job in jobs]
     assert [rc for rc, _ in returncodes] == [0, -9, 0], returncodes
+    # each broker's own warehouse in the fleet's, its snapshot named by its node
+    own = [fleet / "brokers" / f"{_cluster_id(b)}-node-{n}" for b, n in zip(brokers, (1, 2, 3), strict=True)]
     ids = [f"2026-03-01T00:00:00Z-node-{n}" for n in (1, 2, 3)]
-    assert _snapshot_ids(spark, fleet) == [ids[0], ids[2]], "the killed run committed nothing"
+    assert [_snapshot_ids(spark, w) for w in own] == [[ids[0]], [], [ids[2]]], "the killed run committed nothing"
     # broker 2 again, at the same time: the same snapshot id, which the re-run completes
     nightly.run(spark, _config([brokers[1]], fleet, version, fleet=True), now=lambda: T0)
-    assert _snapshot_ids(spark, fleet) == ids, "each broker's snapshot names its node"
+    assert _snapshot_ids(spark, own[1]) == [ids[1]]
     # the killed run's rows are gone: one run's rows in each table that has any
-    readable = counts(spark, str(fleet), ids[1])
-    assert runs_stored(spark, str(fleet), ids[1]) == {t: min(n, 1) for t, n in readable.items()}
+    readable = counts(spark, str(own[1]), ids[1])
+    assert runs_stored(spark, str(own[1]), ids[1]) == {t: min(n, 1) for t, n in readable.items()}
     config = _config([], fleet, version)
     nightly.run_fleet(spark, config, now=lambda: T0)
     fleet_id = "fleet-2026-03-01T00:00:00Z"
+    assert _snapshot_ids(spark, fleet) == [fleet_id]
     members = read_table(spark, config.location, MEMBERS, fleet_id).collect()
-    assert sorted((m.logDir, m.nodeId, m.memberSnapshotId) for m in members) == [
-        (str(b), n, i) for b, n, i in zip(brokers, (1, 2, 3), ids, strict=True)]
+    assert sorted((m.logDir, m.nodeId, m.brokerWarehouse, m.memberSnapshotId) for m in members) == [
+        (str(b), n, str(w), i) for b, n, w, i in zip(brokers, (1, 2, 3), own, ids, strict=True)]
     whole = _config(brokers, single, version, snapshot_id="single")
     nightly.run(spark, whole, now=lambda: T0)
     expected = _tables(spark, whole, "single")
@@ -84,27 +95,27 @@ def test_brokers_log_dirs_of_one_path_are_told_apart_by_node_and_the_latest_snap
         spark, tmp_path: Path) -> None:
     from kafkalog_spark.delta import append_rows, commit
     from kafkalog_spark.delta.snapshots import new_run_id
-    from kafkalog_spark.nightly.fleet import INPUTS, LOG_DIRS_SCHEMA, member_rows, members
+    from kafkalog_spark.nightly.fleet import INPUTS, LOG_DIRS_SCHEMA, broker_location, member_rows, members
 
-    where = TableLocation(warehouse=str(tmp_path))
-    snapshots = {  # snapshot -> its time, and the (log dir, cluster, node) its run stored
-        "a-node-1": (T0, [("/var/lib/kafka/data", "c", 1)]),
-        "b-node-1": (T0 + dt.timedelta(days=1), [("/var/lib/kafka/data", "c", 1)]),
-        "a-node-2": (T0, [("/var/lib/kafka/data", "c", 2), ("/disk2/kafka", "c", 2)]),
-        "killed": (T0 + dt.timedelta(days=2), [("/var/lib/kafka/data", "c", 2)]),  # never committed
+    fleet = TableLocation(warehouse=str(tmp_path))
+    snapshots = {  # each broker's snapshots: their time, and the (log dir, cluster, node) its run stored
+        "c-node-1": {"a": (T0, [("/var/lib/kafka/data", "c", 1)]),
+                     "b": (T0 + dt.timedelta(days=1), [("/var/lib/kafka/data", "c", 1)])},
+        "c-node-2": {"a": (T0, [("/var/lib/kafka/data", "c", 2), ("/disk2/kafka", "c", 2)]),
+                     "killed": (T0 + dt.timedelta(days=2), [("/var/lib/kafka/data", "c", 2)])},  # never committed
     }
-    for snapshot_id, (at, dirs) in snapshots.items():
-        run = new_run_id()
-        append_rows(spark.createDataFrame(dirs, LOG_DIRS_SCHEMA), where, INPUTS["log_dirs"], snapshot_id, at, run)
-        append_rows(spark.createDataFrame([(d, snapshot_id) for d, _, _ in dirs], "logDir string, note string"),
-                    where, "t", snapshot_id, at, run)
-        if snapshot_id != "killed":
-            commit(spark, where, snapshot_id, at, run, [INPUTS["log_dirs"], "t"])
-    fleet = members(spark, where)
-    assert [(m.name, m.node_id, m.snapshot_id) for m in fleet] == [
-        ("/disk2/kafka", 2, "a-node-2"),
-        ("node-1:/var/lib/kafka/data", 1, "b-node-1"),
-        ("node-2:/var/lib/kafka/data", 2, "a-node-2")]
-    assert sorted(tuple(r) for r in member_rows(spark, where, "t", fleet).select("logDir", "note").collect()) == [
-        ("/disk2/kafka", "a-node-2"), ("node-1:/var/lib/kafka/data", "b-node-1"),
-        ("node-2:/var/lib/kafka/data", "a-node-2")]
+    for label, runs in snapshots.items():
+        where = broker_location(fleet, label)
+        for snapshot_id, (at, dirs) in runs.items():
+            run = new_run_id()
+            append_rows(spark.createDataFrame(dirs, LOG_DIRS_SCHEMA), where, INPUTS["log_dirs"], snapshot_id, at, run)
+            append_rows(spark.createDataFrame([(d, f"{label} {snapshot_id}") for d, _, _ in dirs],
+                                              "logDir string, note string"), where, "t", snapshot_id, at, run)
+            if snapshot_id != "killed":
+                commit(spark, where, snapshot_id, at, run, [INPUTS["log_dirs"], "t"])
+    found = members(spark, fleet)
+    assert [(m.name, m.node_id, m.snapshot_id) for m in found] == [
+        ("/disk2/kafka", 2, "a"), ("node-1:/var/lib/kafka/data", 1, "b"), ("node-2:/var/lib/kafka/data", 2, "a")]
+    assert sorted(tuple(r) for r in member_rows(spark, "t", found).select("logDir", "note").collect()) == [
+        ("/disk2/kafka", "c-node-2 a"), ("node-1:/var/lib/kafka/data", "c-node-1 b"),
+        ("node-2:/var/lib/kafka/data", "c-node-2 a")]

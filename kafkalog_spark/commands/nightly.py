@@ -44,14 +44,17 @@ def run_nightly(args: argparse.Namespace) -> int:
 @usage_errors("kafkalog fleet")
 def run_fleet(args: argparse.Namespace) -> int:
     from ..nightly import run_fleet, summary
-    from ..nightly.fleet import NoFleet
+    from ..nightly.fleet import NoFleet, broker_locations
     from ..session.warehouse_store import warehouse_confs
 
     config = load_config(args, log_dirs=False)
+    if not broker_locations(config.location):  # before Spark starts
+        raise UsageError(f"{config.location.description}: no broker's warehouse in it (brokers/*/, written by "
+                         "`kafkalog nightly --fleet --warehouse` the same path on each broker)")
     spark = spark_session(args, "kafkalog-fleet", delta=True, extra=warehouse_confs(config.location.warehouse))
     try:
         tables = run_fleet(spark, config, progress=progress)
-    except NoFleet as e:  # no broker stored the fleet's inputs there
+    except NoFleet as e:  # the brokers' warehouses hold no committed snapshot
         raise UsageError(str(e)) from e
     rows = [r.asDict() for r in summary(tables).collect()]
     print_table(rows, ["logDir", "topic", "segments", "bytes", "records", "error", "warning", "info"])

@@ -25,11 +25,9 @@ ids are compared as Column values.
 from __future__ import annotations
 
 import datetime as dt
-import random
 import re
-import time
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -75,38 +73,15 @@ def table_exists(spark: SparkSession, where: TableLocation, table: str) -> bool:
 
 
 def _save(df: DataFrame, where: TableLocation, table: str, mode: str, **options: str) -> None:
-    _created_concurrently(lambda: _write(df, where, table, mode, **options))
-
-
-def _write(df: DataFrame, where: TableLocation, table: str, mode: str, **options: str) -> None:
-    """One Delta write of ``df`` into ``table``; the write that creates it partitions it (snapshot, run)."""
+    spark = df.sparkSession
     writer = df.write.format("delta").option("mergeSchema", "true").options(**options)
-    if not table_exists(df.sparkSession, where, table):
+    if not table_exists(spark, where, table):
         writer = writer.partitionBy(*[c for c in PARTITION_COLUMNS if c in df.columns])
     writer = writer.mode(mode)
     if where.by_path:
         writer.save(where.name(table))
     else:
         writer.saveAsTable(where.name(table))
-
-
-# What Delta says when another writer created the table (its first commit) between our look and our commit: the
-# write is then made again, as an append to the table that now exists. Appends to an existing table do not
-# conflict (Delta retries them itself), nor does a clean-up with another run's appends (other partitions).
-_CONCURRENT_CREATION = ("DELTA_PROTOCOL_CHANGED", "DELTA_METADATA_CHANGED", "ProtocolChangedException",
-                        "MetadataChangedException", "TABLE_OR_VIEW_ALREADY_EXISTS", "DELTA_TABLE_ALREADY_EXISTS")
-
-
-def _created_concurrently(write: Callable[[], None], attempts: int = 6) -> None:
-    """``write()``, made again (up to ``attempts`` times, a random pause between) while it fails because another
-    writer created the table at the same moment: several brokers' first runs into one warehouse."""
-    for attempt in range(attempts):
-        try:
-            return write()
-        except Exception as e:
-            if attempt == attempts - 1 or not any(m in str(e) for m in _CONCURRENT_CREATION):
-                raise
-            time.sleep(random.uniform(0.1, 0.5) * 2 ** attempt)
 
 
 def append_rows(df: DataFrame, where: TableLocation, table: str, snapshot_id: str, snapshot_time: dt.datetime,
@@ -129,11 +104,9 @@ def begin(spark: SparkSession, where: TableLocation, snapshot_id: str, snapshot_
     check_snapshot_id(snapshot_id)
     _check_run_id(run_id)
     row = spark.createDataFrame([(snapshot_id, run_id, snapshot_time, dt.datetime.now(dt.UTC))], RUNS_SCHEMA)
-
-    def record() -> None:
-        rows = row if table_exists(spark, where, RUNS) else row.unionByName(_runs_found(spark, where, tables))
-        _write(rows, where, RUNS, "append")
-    _created_concurrently(record)
+    if not table_exists(spark, where, RUNS):
+        row = row.unionByName(_runs_found(spark, where, tables))
+    _save(row, where, RUNS, "append")
 
 
 def _runs_found(spark: SparkSession, where: TableLocation, tables: Sequence[str]) -> DataFrame:

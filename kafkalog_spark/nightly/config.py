@@ -52,6 +52,10 @@ class NightlyConfig:
                 check_snapshot_id(self.snapshot_id)
             except ValueError as e:
                 raise ConfigError(str(e), key=SNAPSHOT_ID) from None
+        if self.fleet and not self.location.by_path:
+            raise ConfigError("[output] fleet: each broker's run writes into a warehouse of its own inside the fleet's "
+                              "warehouse path: give [output] warehouse (--warehouse), not a catalog schema",
+                              key="[output] fleet")
         names = [check_name(self.table_names.get(t, t), f"table name for {t}") for t in TABLES]
         if len(set(names)) < len(names) or {MANIFEST, RUNS, *CACHE_TABLES, *INPUT_TABLES, MEMBERS} & set(names):
             raise ValueError(f"table names {names}: each table needs its own name, and {MANIFEST!r} (the manifest), "

@@ -1,12 +1,18 @@
 """One warehouse for a fleet: a run on every broker over its own log dirs, and the fleet step that joins them.
 
-A broker's run (``[output] fleet``, ``kafkalog nightly --fleet``) writes, besides its tables, what the tables of
+A broker's run (``[output] fleet``, ``kafkalog nightly --fleet``) writes into a warehouse of its own inside the
+fleet's, ``<warehouse>/brokers/<cluster id>-node-<node id>`` (:func:`broker_location`): no two brokers ever write
+the same Delta table, so their runs at the same time need nothing of the storage but what one writer needs (Delta's
+commits to one table from several processes are safe only where the storage's log store makes them so: not on a
+local or network file system, nor on S3 without a DynamoDB log store). Besides its tables, it stores what the tables of
 several brokers together are computed from (:data:`INPUTS`): each log dir's broker, its listing views, the internal
-topics' views and the records the replica comparison reads beyond the job's own. The fleet step
-(:func:`fleet_tables`, ``kafkalog fleet``) takes, per log dir of each broker, its latest committed snapshot
-(:func:`members`), copies those snapshots' rows of the tables of one log dir each, and computes from their stored
-views, as a run over all their dirs would, what needs several brokers: the replica comparison (and its findings) and
-each cluster's internal-state tables. It writes them as one snapshot, ``fleet-<time>``.
+topics' views and the records the replica comparison reads beyond the job's own.
+
+The fleet step (:func:`fleet_tables`, ``kafkalog fleet``) takes, per log dir of each broker, its latest committed
+snapshot (:func:`members`), copies those snapshots' rows of the tables of one log dir each, and computes from their
+stored views, as a run over all their dirs would, what needs several brokers: the replica comparison (and its
+findings) and each cluster's internal-state tables. It writes them as one snapshot, ``fleet-<time>``, into the
+fleet's warehouse itself.
 
 A log dir is known by its path and its broker (``meta.properties``' cluster id and node id). Two brokers' dirs of the
 same path (every pod of a StatefulSet mounts ``/var/lib/kafka/data``) are told apart in the fleet snapshot as
@@ -15,14 +21,16 @@ same path (every pod of a StatefulSet mounts ``/var/lib/kafka/data``) are told a
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import re
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import reduce
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from ..config import TopicConfigs
-from ..delta import TableLocation, read_table, table_exists
+from ..delta import TableLocation, read_table
 from .incremental import DECODED, KEYS, SEGMENTS
 from .pipeline import CLUSTER_TABLES, compared_replicas, no_cluster_tables, state_tables, union_per_cluster
 
@@ -32,8 +40,8 @@ INPUTS = {"log_dirs": "fleet_log_dirs", "segments": "fleet_segments", "partition
           "transactions": "fleet_transactions", "partition_dirs": "fleet_partition_dirs", "records": "fleet_records"}
 INPUT_TABLES = tuple(INPUTS.values())
 MEMBERS = "fleet_members"  # the fleet snapshot's members: each log dir's name there, broker and snapshot
-MEMBERS_SCHEMA = ("logDir string, memberLogDir string, clusterId string, nodeId int, memberSnapshotId string, "
-                  "memberSnapshotTime timestamp")
+MEMBERS_SCHEMA = ("logDir string, memberLogDir string, clusterId string, nodeId int, brokerWarehouse string, "
+                  "memberSnapshotId string, memberSnapshotTime timestamp")
 LOG_DIRS_SCHEMA = "logDir string, clusterId string, nodeId int"
 SNAPSHOT_PREFIX = "fleet-"
 STATE_VIEWS = ("topic_catalog", "consumer_offsets", "transactions")
@@ -66,101 +74,128 @@ class NoFleet(ValueError):
     """The warehouse holds no broker's inputs to the fleet step."""
 
 
-def own_snapshots(spark: SparkSession, where: TableLocation,
-                  brokers: Mapping[str, tuple[str | None, int | None]]) -> DataFrame | None:
-    """The snapshots (``snapshotId``, ``logDir``) in which each log dir of ``brokers`` was stored by its own broker
-    (the same cluster and node id): those its incremental run may read back from. None before any was stored."""
-    if not table_exists(spark, where, INPUTS["log_dirs"]):
-        return None
-    mine = spark.createDataFrame([(d, c, n) for d, (c, n) in brokers.items()], LOG_DIRS_SCHEMA)
-    stored = read_table(spark, where, INPUTS["log_dirs"]).alias("s")
-    same = [F.col(f"s.{c}").eqNullSafe(F.col(f"m.{c}")) for c in ("logDir", "clusterId", "nodeId")]
-    return stored.join(F.broadcast(mine.alias("m")), same[0] & same[1] & same[2], "left_semi").select(
-        "snapshotId", "logDir")
+BROKERS = "brokers"  # the warehouse's dir of the brokers' own warehouses
+
+
+def broker_label(brokers: Mapping[str, tuple[str | None, int | None]]) -> str:
+    """The name of a broker's own warehouse: ``<cluster id>-node-<node id>`` of its log dirs' ``meta.properties``,
+    or, when they name none or several, ``host-<host name>``."""
+    import socket
+
+    identities = set(brokers.values())
+    if len(identities) == 1 and None not in (identity := identities.pop()):
+        label = f"{identity[0]}-node-{identity[1]}"
+    else:
+        label = f"host-{socket.gethostname()}"
+    return re.sub(r"[^A-Za-z0-9._-]", "_", label)
+
+
+def broker_location(where: TableLocation, label: str) -> TableLocation:
+    """A broker's own warehouse in the fleet's ``where``: ``<warehouse>/brokers/<label>``."""
+    if not where.by_path:
+        raise ValueError("fleet: the brokers' runs write into a warehouse path (--warehouse), not a catalog schema")
+    return TableLocation(warehouse=f"{where.warehouse.rstrip('/')}/{BROKERS}/{label}")
+
+
+def broker_locations(where: TableLocation) -> list[TableLocation]:
+    """The brokers' own warehouses in the fleet's ``where`` (each with a ``fleet_log_dirs`` table)."""
+    from ..log.files import expand_paths
+
+    if not where.by_path:
+        return []
+    try:
+        found = expand_paths([f"{where.warehouse.rstrip('/')}/{BROKERS}/*/{INPUTS['log_dirs']}/_delta_log"])
+    except FileNotFoundError:
+        return []
+    return [TableLocation(warehouse=p.rsplit("/", 2)[0]) for p in found]
 
 
 @dataclass(frozen=True)
 class Member:
-    """A log dir in the fleet snapshot: its ``name`` there, its path and broker, and the snapshot it comes from."""
+    """A log dir in the fleet snapshot: its ``name`` there, its path and broker, the broker's own warehouse and the
+    snapshot there it comes from."""
 
     name: str
     log_dir: str
     cluster_id: str | None
     node_id: int | None
+    where: TableLocation
     snapshot_id: str
     snapshot_time: object
 
 
 def members(spark: SparkSession, where: TableLocation) -> list[Member]:
-    """Each log dir of each broker (cluster id, node id, path) in its latest committed snapshot that stored the
-    fleet's inputs, named as :mod:`this module <.fleet>` says."""
-    if not table_exists(spark, where, INPUTS["log_dirs"]):
-        return []
-    dirs = read_table(spark, where, INPUTS["log_dirs"])
-    latest = F.max_by(F.struct("snapshotId", "snapshotTime"), F.struct("snapshotTime", "snapshotId"))
-    rows = (dirs.groupBy("logDir", "clusterId", "nodeId").agg(latest.alias("s"))
-            .select("logDir", "clusterId", "nodeId", "s.snapshotId", "s.snapshotTime").collect())
-    paths = [r.logDir for r in rows]
+    """Each log dir of each broker (cluster id, node id, path) in the latest committed snapshot of its broker's own
+    warehouse in ``where``, named as :mod:`this module <.fleet>` says."""
+    found = []
+    for location in broker_locations(where):
+        dirs = read_table(spark, location, INPUTS["log_dirs"])
+        latest = F.max_by(F.struct("snapshotId", "snapshotTime"), F.struct("snapshotTime", "snapshotId"))
+        found += [(location, r) for r in dirs.groupBy("logDir", "clusterId", "nodeId").agg(latest.alias("s"))
+                  .select("logDir", "clusterId", "nodeId", "s.snapshotId", "s.snapshotTime").collect()]
+    paths = [r.logDir for _, r in found]
     out = []
-    for r in sorted(rows, key=lambda r: (r.logDir, str(r.clusterId), r.nodeId if r.nodeId is not None else -1)):
-        shared = paths.count(r.logDir) > 1
-        broker = f"node-{r.nodeId}" if r.nodeId is not None else r.snapshotId
-        out.append(Member(f"{broker}:{r.logDir}" if shared else r.logDir, r.logDir, r.clusterId, r.nodeId,
-                          r.snapshotId, r.snapshotTime))
-    return out
+    for location, r in found:
+        label = f"node-{r.nodeId}" if r.nodeId is not None else location.warehouse.rsplit("/", 1)[-1]
+        name = f"{label}:{r.logDir}" if paths.count(r.logDir) > 1 else r.logDir
+        out.append(Member(name, r.logDir, r.clusterId, r.nodeId, location, r.snapshotId, r.snapshotTime))
+    return sorted(out, key=lambda m: m.name)
 
 
 def members_table(spark: SparkSession, fleet: Sequence[Member]) -> DataFrame:
     """The fleet snapshot's rows of :data:`MEMBERS`."""
-    return spark.createDataFrame([(m.name, m.log_dir, m.cluster_id, m.node_id, m.snapshot_id, m.snapshot_time)
-                                  for m in fleet], MEMBERS_SCHEMA)
+    return spark.createDataFrame([(m.name, m.log_dir, m.cluster_id, m.node_id, m.where.warehouse, m.snapshot_id,
+                                   m.snapshot_time) for m in fleet], MEMBERS_SCHEMA)
 
 
-def _member_keys(spark: SparkSession, fleet: Sequence[Member]) -> DataFrame:
-    return spark.createDataFrame([(m.snapshot_id, m.log_dir, m.name) for m in fleet],
-                                 "snapshotId string, logDir string, fleetLogDir string")
+def _per_broker(spark: SparkSession, fleet: Sequence[Member],
+                rows: Callable[[TableLocation, DataFrame], DataFrame]) -> DataFrame:
+    """``rows(warehouse, keys)`` of each broker's own warehouse, unioned, ``logDir`` the members' names there;
+    ``keys``: its members' ``snapshotId``, ``logDir`` and ``fleetLogDir``."""
+    per_broker = []
+    for location in dict.fromkeys(m.where for m in fleet):
+        keys = spark.createDataFrame([(m.snapshot_id, m.log_dir, m.name) for m in fleet if m.where == location],
+                                     "snapshotId string, logDir string, fleetLogDir string")
+        found = rows(location, F.broadcast(keys)).drop("snapshotId", "snapshotTime")
+        per_broker.append(found.select(*[F.col("fleetLogDir").alias("logDir") if c == "logDir" else F.col(c)
+                                         for c in found.columns if c != "fleetLogDir"]))
+    return reduce(lambda a, b: a.unionByName(b), per_broker)
 
 
-def member_rows(spark: SparkSession, where: TableLocation, table: str, fleet: Sequence[Member]) -> DataFrame:
+def member_rows(spark: SparkSession, table: str, fleet: Sequence[Member]) -> DataFrame:
     """The rows of ``table`` of each member's log dir in its snapshot, ``logDir`` its name in the fleet."""
-    rows = read_table(spark, where, table).join(F.broadcast(_member_keys(spark, fleet)), ["snapshotId", "logDir"])
-    return _renamed(rows.drop("snapshotId", "snapshotTime"))
+    return _per_broker(spark, fleet, lambda where, keys: read_table(spark, where, table)
+                       .join(keys, ["snapshotId", "logDir"]))
 
 
-def _renamed(rows: DataFrame) -> DataFrame:
-    columns = [F.col("fleetLogDir").alias("logDir") if c == "logDir" else F.col(c) for c in rows.columns
-               if c != "fleetLogDir"]
-    return rows.select(*columns)
-
-
-def decoded_rows(spark: SparkSession, where: TableLocation, view: str, fleet: Sequence[Member]) -> DataFrame:
+def decoded_rows(spark: SparkSession, view: str, fleet: Sequence[Member]) -> DataFrame:
     """The rows of the decoded ``view`` (one of :data:`~.incremental.DECODED`) of every live segment of each
     member's snapshot, read from the snapshot that decoded it (its ``decodedIn``)."""
-    segments = (read_table(spark, where, SEGMENTS).join(F.broadcast(_member_keys(spark, fleet)),
-                                                       ["snapshotId", "logDir"])
-                .select(*KEYS, F.col("decodedIn").alias("snapshotId"), "fleetLogDir"))
-    rows = read_table(spark, where, DECODED[view]).join(segments, [*KEYS, "snapshotId"])
-    return _renamed(rows.drop("snapshotId", "snapshotTime"))
+    def rows(where: TableLocation, keys: DataFrame) -> DataFrame:
+        segments = (read_table(spark, where, SEGMENTS).join(keys, ["snapshotId", "logDir"])
+                    .select(*KEYS, F.col("decodedIn").alias("snapshotId"), "fleetLogDir"))
+        return read_table(spark, where, DECODED[view]).join(segments, [*KEYS, "snapshotId"])
+    return _per_broker(spark, fleet, rows)
 
 
-def fleet_tables(spark: SparkSession, where: TableLocation, fleet: Sequence[Member], configs: TopicConfigs,
-                 now_ms: int, dir_tables: Mapping[str, str], include_internal: bool = True) -> dict[str, DataFrame]:
+def fleet_tables(spark: SparkSession, fleet: Sequence[Member], configs: TopicConfigs, now_ms: int,
+                 dir_tables: Mapping[str, str], include_internal: bool = True) -> dict[str, DataFrame]:
     """The job's tables (by name; ``dir_tables``: each table of one log dir and its name in the warehouse) over the
     ``fleet``'s log dirs: the members' rows of the tables of one log dir each, and, computed here from their stored
     views as a run over all of them computes them, the replica comparison (with its findings in
     ``index_findings``) and each cluster's internal-state tables, as of ``now_ms``."""
     from ..finding_kinds import KINDS
 
-    stored = {view: member_rows(spark, where, table, fleet) for view, table in INPUTS.items()}
+    stored = {view: member_rows(spark, table, fleet) for view, table in INPUTS.items()}
     extra = stored.pop("records")  # the records the brokers' replica comparisons read beyond the decoded ones
-    views = stored | {view: decoded_rows(spark, where, view, fleet) for view in ("batches", "records")}
+    views = stored | {view: decoded_rows(spark, view, fleet) for view in ("batches", "records")}
     if not include_internal:
         del views["topic_catalog"]
     brokers = {m.name: (m.cluster_id, m.node_id) for m in fleet}
     rows, findings, _ = compared_replicas(views, brokers, configs,
                                           lambda topics: extra.where(F.col("topic").isin(topics)))
     replica_kinds = [k.name for k in KINDS.values() if k.source == "replica_comparison"]
-    tables = {name: member_rows(spark, where, table, fleet) for name, table in dir_tables.items()
+    tables = {name: member_rows(spark, table, fleet) for name, table in dir_tables.items()
               if name != "replica_comparison"}
     tables["replica_comparison"] = rows
     tables["index_findings"] = tables["index_findings"].where(~F.col("check").isin(replica_kinds)) \

@@ -96,13 +96,12 @@ class DecodePlan:
 
 
 def plan(spark: SparkSession, where: TableLocation, identities: DataFrame, compacted: Sequence[str],
-         snapshot_id: str, full: bool = False, own: DataFrame | None = None) -> DecodePlan:
+         snapshot_id: str, full: bool = False) -> DecodePlan:
     """Which segments this run (of ``snapshot_id``) decodes and which it reads back from the latest committed
-    snapshot of their log dir (of those in ``own``, its ``snapshotId`` and ``logDir``, when given). ``full``:
-    decode every one."""
+    snapshot of their log dir. ``full``: decode every one."""
     current = [tuple(r) for r in identities.select(*IDENTITY).collect()]
     whole = set(compacted)
-    previous = {} if full else _previous(spark, where, sorted({r[0] for r in current}), snapshot_id, own)
+    previous = {} if full else _previous(spark, where, sorted({r[0] for r in current}), snapshot_id)
     rows, reused, decode = [], [], []
     for identity in current:
         found = previous.get(identity)
@@ -121,17 +120,15 @@ def plan(spark: SparkSession, where: TableLocation, identities: DataFrame, compa
     return DecodePlan(files, rows, reused, counts)
 
 
-def _previous(spark: SparkSession, where: TableLocation, log_dirs: list[str], snapshot_id: str,
-              own: DataFrame | None = None) -> dict[tuple, tuple[bool, str]]:
+def _previous(spark: SparkSession, where: TableLocation, log_dirs: list[str],
+              snapshot_id: str) -> dict[tuple, tuple[bool, str]]:
     """The identities of the segments of ``log_dirs`` in each one's latest committed snapshot other than
-    ``snapshot_id`` (and in ``own``, when given), whose rows are found: identity -> (recordsWhole, decodedIn)."""
+    ``snapshot_id``, whose rows are found: identity -> (recordsWhole, decodedIn)."""
     if not log_dirs or not all(table_exists(spark, where, t) for t in CACHE_TABLES):
         return {}
     other = (read_table(spark, where, SEGMENTS)
              .where(F.col("logDir").isin(log_dirs) & (F.col("snapshotId") != snapshot_id)
                     & (F.col("decodedIn") != snapshot_id)))
-    if own is not None:
-        other = other.join(own, ["snapshotId", "logDir"], "left_semi")
     latest = other.groupBy("logDir").agg(F.max("snapshotTime").alias("snapshotTime"))
     rows = (other.join(latest, ["logDir", "snapshotTime"], "left_semi")
             .select(*IDENTITY, "recordsWhole", "decodedIn").distinct().collect())
@@ -171,12 +168,11 @@ class Reuse:
     listing which segments to decode (:meth:`decode_options`), gives the rows of the others
     (:meth:`with_reused`) and what this run keeps for the next (:meth:`tables`); :attr:`counts` then says how
     much was decoded and reused. ``full``: decode every segment (the tables for later runs are written all the
-    same). ``own``: the snapshots (``snapshotId``, ``logDir``) a log dir's rows may be read back from (None: any):
-    in a fleet's warehouse, those of the same broker, whose log dir may have another's path."""
+    same)."""
 
     def __init__(self, spark: SparkSession, where: TableLocation, snapshot_id: str, max_split_bytes: int, *,
-                 full: bool = False, own: DataFrame | None = None) -> None:
-        self.spark, self.where, self.snapshot_id, self.full, self.own = spark, where, snapshot_id, full, own
+                 full: bool = False) -> None:
+        self.spark, self.where, self.snapshot_id, self.full = spark, where, snapshot_id, full
         self.key = decode_key(max_split_bytes)
         self.decode_plan: DecodePlan | None = None
 
@@ -184,7 +180,7 @@ class Reuse:
                        compacted: Sequence[str]) -> dict[str, str]:
         """Plan the run from the listing views; the `kafkalog` source's options that decode what it must."""
         identities = segment_identities(segments, partition_files, self.key)
-        self.decode_plan = plan(self.spark, self.where, identities, compacted, self.snapshot_id, self.full, self.own)
+        self.decode_plan = plan(self.spark, self.where, identities, compacted, self.snapshot_id, self.full)
         return self.decode_plan.source_option()
 
     def tables(self, views: Mapping[str, DataFrame]) -> dict[str, DataFrame]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 
 from pyspark.sql import DataFrame, SparkSession
 
@@ -34,10 +35,11 @@ from .fleet import (
     SNAPSHOT_PREFIX,
     NoFleet,
     broker_inputs,
+    broker_label,
+    broker_location,
     fleet_tables,
     members,
     members_table,
-    own_snapshots,
 )
 from .incremental import CACHE_TABLES, Reuse
 from .pipeline import CLUSTER_TABLES, DIR_TABLES, TABLES, analysed, cluster_tables, log_dir_brokers
@@ -68,6 +70,8 @@ def run(spark: SparkSession, config: NightlyConfig, now: Callable[[], dt.datetim
     if not log_dirs:
         raise ValueError("nightly: no log dirs to read")
     brokers = log_dir_brokers(log_dirs) if config.fleet else {}
+    if config.fleet:  # the broker's own warehouse in the fleet's: no other broker writes its tables
+        config = replace(config, location=broker_location(config.location, broker_label(brokers)))
     # a configured id was checked with the config (NightlyConfig); the default, a UTC time, is a valid one
     snapshot = _Snapshot(spark, config, config.snapshot_id or _default_id(started, brokers), started, after_commit)
     kept = [*CACHE_TABLES, *(INPUT_TABLES if config.fleet else ())]  # for the next run, and for the fleet step
@@ -80,9 +84,8 @@ def run(spark: SparkSession, config: NightlyConfig, now: Callable[[], dt.datetim
     # processes can share them
     with file_cache(any(is_object_store(d) for d in log_dirs) and _all_on_this_host(spark)):
         snapshot.begin([*TABLES, *kept])  # before any table: a killed run is recorded
-        own = own_snapshots(spark, config.location, brokers) if config.fleet else None
         reuse = Reuse(spark, config.location, snapshot.id, parse_size(config.max_split_bytes, "max_split_bytes"),
-                      full=config.full, own=own)
+                      full=config.full)
         with analysed(spark, log_dirs, started, configs, alternative, include_internal=config.include_internal,
                       max_split_bytes=config.max_split_bytes, reuse=reuse, polite=config.polite,
                       more=fleet_inputs if config.fleet else None) as tables:
@@ -108,7 +111,7 @@ def run_fleet(spark: SparkSession, config: NightlyConfig, now: Callable[[], dt.d
     fleet = members(spark, config.location)
     if not fleet:
         raise NoFleet(f"fleet: no broker's run stored the fleet's inputs in {config.location.description} "
-                         "(run `kafkalog nightly --fleet` on each broker first)")
+                      "(run `kafkalog nightly --fleet` on each broker first)")
     if progress:
         brokers = {(m.cluster_id, m.node_id) for m in fleet}
         progress(f"fleet of {len(fleet)} log dir(s) of {len(brokers)} broker(s), snapshots "
@@ -117,8 +120,7 @@ def run_fleet(spark: SparkSession, config: NightlyConfig, now: Callable[[], dt.d
     snapshot = _Snapshot(spark, config, snapshot_id, started, after_commit)
     snapshot.begin([*TABLES, MEMBERS])
     dir_tables = {name: config.table_names[name] for name in DIR_TABLES}
-    tables = fleet_tables(spark, config.location, fleet, configs, int(started.timestamp() * 1000), dir_tables,
-                          config.include_internal)
+    tables = fleet_tables(spark, fleet, configs, int(started.timestamp() * 1000), dir_tables, config.include_internal)
     snapshot.append(tables | {MEMBERS: members_table(spark, fleet)}, [*TABLES, MEMBERS])
     return snapshot.finish({"fleetLogDirs": len(fleet)})
 
