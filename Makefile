@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 PYSPARKS       ?= 4.0 4.1 4.2
 COMPAT_PYTHONS ?= $(PYTHON)
 
-.PHONY: demo browser test test-incremental test-integration test-cluster test-engines test-field test-long test-internal test-stores test-packaging lint docs bench samples samples-internal samples-tiered samples-replicas samples-incremental samples-fleet wheel compat dump-compare fuzz kill-matrix many-dirs clean
+.PHONY: demo browser test test-incremental test-fleet test-integration test-cluster test-engines test-field test-long test-internal test-stores test-packaging lint docs bench samples samples-internal samples-tiered samples-replicas samples-incremental samples-fleet wheel compat dump-compare fuzz kill-matrix many-dirs clean
 
 # [spark]: the package itself does not depend on Spark (a platform's own Spark must stay); a local run does.
 $(STAMP): pyproject.toml
@@ -193,6 +193,11 @@ kill-matrix: $(STAMP)
 # with a re-run of a snapshot id: about 15 minutes (CI's long suite takes 3.9.2's stage 0 to 3 in one step).
 test-incremental: $(STAMP)
 	$(PY) -m pytest -m incremental tests/test_nightly_incremental.py
+
+# Three brokers' nightly runs at once into one warehouse (data/samples-fleet), one killed and run again, then the
+# fleet step, against one run over all three dirs: 6 to 9 minutes on two cores, so not in CI's long suite.
+test-fleet: $(STAMP)
+	$(PY) -m pytest -m fleet tests/test_nightly_fleet.py
 
 many-dirs: $(STAMP)
 	$(PY) -m pytest -q -s -m many_dirs tests/test_many_dirs.py

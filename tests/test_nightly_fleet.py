@@ -53,25 +53,29 @@ def _cluster_id(log_dir: Path) -> str:
                 if line.startswith("cluster.id="))
 
 
-@pytest.mark.long
-@pytest.mark.parametrize("version", ["3.9.2"])
+@pytest.mark.fleet
+@pytest.mark.parametrize("version", ["3.9.2", "4.4.0"])
 def test_three_brokers_runs_side_by_side_one_killed_and_rerun_make_the_fleet_of_one_run_over_all(
         spark, tmp_path: Path, version: str) -> None:
     brokers = sorted((CORPUS / version).glob("broker-*"))
     assert [b.name for b in brokers] == ["broker-1", "broker-2", "broker-3"]
     fleet, single = tmp_path / "fleet", tmp_path / "single"
-    # three runs into one empty warehouse at once, broker 2's killed
-    jobs = [start_job(_config([b], fleet, version, fleet=True), KILL_AFTER if b.name == "broker-2" else "", now=T0,
-                      master="local[1]") for b in brokers]
-    returncodes = [ended(job) for job in jobs]
-    assert [rc for rc, _ in returncodes] == [0, -9, 0], returncodes
+    broker_configs = [_config([b], fleet, version, fleet=True) for b in brokers]
+    whole = _config(brokers, single, version, snapshot_id="single")
+    # three runs into one empty warehouse at once, broker 2's killed; beside them, one run over all three dirs
+    jobs = [start_job(c, KILL_AFTER if c is broker_configs[1] else "", now=T0, master="local[1]")
+            for c in [*broker_configs, whole]]
+    returncode, err = ended(jobs[1])
+    assert returncode == -9, err
     # each broker's own warehouse in the fleet's, its snapshot named by its node
     own = [fleet / "brokers" / f"{_cluster_id(b)}-node-{n}" for b, n in zip(brokers, (1, 2, 3), strict=True)]
     ids = [f"2026-03-01T00:00:00Z-node-{n}" for n in (1, 2, 3)]
-    assert [_snapshot_ids(spark, w) for w in own] == [[ids[0]], [], [ids[2]]], "the killed run committed nothing"
-    # broker 2 again, at the same time: the same snapshot id, which the re-run completes
-    nightly.run(spark, _config([brokers[1]], fleet, version, fleet=True), now=lambda: T0)
-    assert _snapshot_ids(spark, own[1]) == [ids[1]]
+    assert _snapshot_ids(spark, own[1]) == [], "the killed run committed nothing"
+    # broker 2 again, at the same time, while the others still run: the same snapshot id, which it completes
+    jobs[1] = start_job(broker_configs[1], now=T0, master="local[1]")
+    results = [ended(job) for job in jobs]
+    assert [returncode for returncode, _ in results] == [0] * 4, results
+    assert [_snapshot_ids(spark, w) for w in own] == [[i] for i in ids]
     # the killed run's rows are gone: one run's rows in each table that has any
     readable = counts(spark, str(own[1]), ids[1])
     assert runs_stored(spark, str(own[1]), ids[1]) == {t: min(n, 1) for t, n in readable.items()}
@@ -82,8 +86,6 @@ def test_three_brokers_runs_side_by_side_one_killed_and_rerun_make_the_fleet_of_
     members = read_table(spark, config.location, MEMBERS, fleet_id).collect()
     assert sorted((m.logDir, m.nodeId, m.brokerWarehouse, m.memberSnapshotId) for m in members) == [
         (str(b), n, str(w), i) for b, n, w, i in zip(brokers, (1, 2, 3), own, ids, strict=True)]
-    whole = _config(brokers, single, version, snapshot_id="single")
-    nightly.run(spark, whole, now=lambda: T0)
     expected = _tables(spark, whole, "single")
     assert all(expected[t] for t in ("replica_comparison", "consumer_positions", "open_transactions", "catalog_checks"))
     found = _tables(spark, config, fleet_id)

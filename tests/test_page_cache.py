@@ -96,3 +96,21 @@ def test_lower_priority_reaches_the_processes_started_after_it() -> None:
     assert int(child_nice) == min(19, int(before) + 10)
     if missing == "[]":
         assert child_class == "3"  # idle
+
+
+def test_a_polite_session_has_a_small_driver_heap_and_python_workers_that_end_with_their_task(tmp_path: Path) -> None:
+    """The settings a polite run starts its Spark with (POLITE_SPARK) reach the JVM it starts: the heap's maximum
+    as the JVM itself reports it, and two tasks run one after the other in Python workers of their own (a worker
+    is not kept for the next task)."""
+    code = ("import os\n"
+            "from kafkalog_spark.session import local_session\n"
+            "from kafkalog_spark.session.priority import POLITE_SPARK\n"
+            "spark = local_session('polite', master='local[1]', delta=False, starting=POLITE_SPARK)\n"
+            "heap = spark.sparkContext._jvm.java.lang.Runtime.getRuntime().maxMemory()\n"
+            "pids = spark.sparkContext.parallelize(range(2), 2).map(lambda _: os.getpid()).collect()\n"
+            "print(heap, *pids)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    heap, first, second = (int(v) for v in out.stdout.split()[-3:])
+    assert 256 << 20 < heap <= 512 << 20, heap  # Spark's default driver heap is 1 GiB
+    assert first != second, "the first task's Python worker ran the second task too"

@@ -22,6 +22,7 @@ DEMO_WAREHOUSE = "warehouse"
 def run_nightly(args: argparse.Namespace) -> int:
     from ..nightly import run, summary
     from ..session import where_it_runs
+    from ..session.priority import POLITE_SPARK
     from ..session.warehouse_store import warehouse_confs
 
     config = load_config(args)  # every path and config checked before Spark starts
@@ -31,7 +32,8 @@ def run_nightly(args: argparse.Namespace) -> int:
         for what in lower_priority():
             progress(f"polite: no {what}")
     progress(f"snapshot of {len(config.log_dirs)} log dir(s) into {config.location.description}")
-    spark = spark_session(args, "kafkalog-nightly", delta=True, extra=warehouse_confs(config.location.warehouse))
+    spark = spark_session(args, "kafkalog-nightly", delta=True, extra=warehouse_confs(config.location.warehouse),
+                          starting=POLITE_SPARK if config.polite else None)
     progress(f"on {where_it_runs(spark)}")
     tables = run(spark, config, progress=progress)
     rows = [r.asDict() for r in summary(tables).collect()]

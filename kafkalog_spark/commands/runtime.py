@@ -132,13 +132,13 @@ def engine_description(engine: str, args: argparse.Namespace) -> str:
 
 
 def spark_session(args: argparse.Namespace, app_name: str, *, delta: bool = False, engine: str | None = None,
-                  extra: dict[str, str] | None = None):
+                  extra: dict[str, str] | None = None, starting: dict[str, str] | None = None):
     """The commands' one way to a Spark session: local, or ``--remote`` Spark Connect, or on the local engine
     (``engine``, or the command's ``--engine`` as :func:`choose_engine` resolves it; never with ``delta``: Sail
     writes no Delta tables of ours). Unless ``--verbose``, Spark's logging and its console progress bar are off
     (the bar has no newline of its own and glued itself onto the first line of the output): the session sets
-    both from ``quiet`` (a Connect server keeps its own). ``extra``: more settings (:func:`~kafkalog_spark.session.
-    local_session`)."""
+    both from ``quiet`` (a Connect server keeps its own). ``extra`` and ``starting``: more settings
+    (:func:`~kafkalog_spark.session.local_session`)."""
     from ..session import local_session
 
     quiet = not getattr(args, "verbose", False)
@@ -146,4 +146,5 @@ def spark_session(args: argparse.Namespace, app_name: str, *, delta: bool = Fals
         from ..session.sail import sail_session
 
         return sail_session(quiet=quiet)
-    return local_session(app_name, delta=delta, remote=getattr(args, "remote", None), quiet=quiet, extra=extra)
+    return local_session(app_name, delta=delta, remote=getattr(args, "remote", None), quiet=quiet, extra=extra,
+                         starting=starting)

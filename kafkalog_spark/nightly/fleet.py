@@ -8,8 +8,8 @@ local or network file system, nor on S3 without a DynamoDB log store). Besides i
 several brokers together are computed from (:data:`INPUTS`): each log dir's broker, its listing views, the internal
 topics' views and the records the replica comparison reads beyond the job's own.
 
-The fleet step (:func:`fleet_tables`, ``kafkalog fleet``) takes, per log dir of each broker, its latest committed
-snapshot (:func:`members`), copies those snapshots' rows of the tables of one log dir each, and computes from their
+The fleet step (:func:`fleet_tables`, ``kafkalog fleet``) takes each broker's latest committed snapshot and the log
+dirs it read (:func:`members`), copies those snapshots' rows of the tables of one log dir each, and computes from their
 stored views, as a run over all their dirs would, what needs several brokers: the replica comparison (and its
 findings) and each cluster's internal-state tables. It writes them as one snapshot, ``fleet-<time>``, into the
 fleet's warehouse itself.
@@ -30,7 +30,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from ..config import TopicConfigs
-from ..delta import TableLocation, read_table
+from ..delta import TableLocation, committed, read_table, run_rows
 from .incremental import DECODED, KEYS, SEGMENTS
 from .pipeline import CLUSTER_TABLES, compared_replicas, no_cluster_tables, state_tables, union_per_cluster
 
@@ -112,8 +112,8 @@ def broker_locations(where: TableLocation) -> list[TableLocation]:
 
 @dataclass(frozen=True)
 class Member:
-    """A log dir in the fleet snapshot: its ``name`` there, its path and broker, the broker's own warehouse and the
-    snapshot there it comes from."""
+    """A log dir in the fleet snapshot: its ``name`` there, its path and broker, the broker's own warehouse, and the
+    snapshot (and its committed run) there it comes from."""
 
     name: str
     log_dir: str
@@ -121,24 +121,28 @@ class Member:
     node_id: int | None
     where: TableLocation
     snapshot_id: str
+    run_id: str
     snapshot_time: object
 
 
 def members(spark: SparkSession, where: TableLocation) -> list[Member]:
-    """Each log dir of each broker (cluster id, node id, path) in the latest committed snapshot of its broker's own
-    warehouse in ``where``, named as :mod:`this module <.fleet>` says."""
+    """The log dirs (path, cluster id, node id) of the latest committed snapshot of each broker's own warehouse in
+    ``where``, named as :mod:`this module <.fleet>` says. A log dir a broker no longer has leaves the fleet with the
+    broker's next snapshot."""
     found = []
     for location in broker_locations(where):
-        dirs = read_table(spark, location, INPUTS["log_dirs"])
-        latest = F.max_by(F.struct("snapshotId", "snapshotTime"), F.struct("snapshotTime", "snapshotId"))
-        found += [(location, r) for r in dirs.groupBy("logDir", "clusterId", "nodeId").agg(latest.alias("s"))
-                  .select("logDir", "clusterId", "nodeId", "s.snapshotId", "s.snapshotTime").collect()]
-    paths = [r.logDir for _, r in found]
+        latest = committed(spark, location).orderBy(F.desc("snapshotTime"), F.desc("snapshotId")).first()
+        if latest is None:  # its first run has not committed yet
+            continue
+        dirs = run_rows(spark, location, INPUTS["log_dirs"], latest.snapshotId, latest.runId)
+        found += [(location, latest, r) for r in dirs.collect()]
+    paths = [r.logDir for _, _, r in found]
     out = []
-    for location, r in found:
+    for location, snapshot, r in found:
         label = f"node-{r.nodeId}" if r.nodeId is not None else location.warehouse.rsplit("/", 1)[-1]
         name = f"{label}:{r.logDir}" if paths.count(r.logDir) > 1 else r.logDir
-        out.append(Member(name, r.logDir, r.clusterId, r.nodeId, location, r.snapshotId, r.snapshotTime))
+        out.append(Member(name, r.logDir, r.clusterId, r.nodeId, location, snapshot.snapshotId, snapshot.runId,
+                          snapshot.snapshotTime))
     return sorted(out, key=lambda m: m.name)
 
 
@@ -149,14 +153,14 @@ def members_table(spark: SparkSession, fleet: Sequence[Member]) -> DataFrame:
 
 
 def _per_broker(spark: SparkSession, fleet: Sequence[Member],
-                rows: Callable[[TableLocation, DataFrame], DataFrame]) -> DataFrame:
-    """``rows(warehouse, keys)`` of each broker's own warehouse, unioned, ``logDir`` the members' names there;
-    ``keys``: its members' ``snapshotId``, ``logDir`` and ``fleetLogDir``."""
+                rows: Callable[[Member], DataFrame]) -> DataFrame:
+    """``rows(member)`` of one member of each broker (the rows of its broker's snapshot), unioned, of the members'
+    log dirs only, ``logDir`` their names in the fleet."""
     per_broker = []
     for location in dict.fromkeys(m.where for m in fleet):
-        keys = spark.createDataFrame([(m.snapshot_id, m.log_dir, m.name) for m in fleet if m.where == location],
-                                     "snapshotId string, logDir string, fleetLogDir string")
-        found = rows(location, F.broadcast(keys)).drop("snapshotId", "snapshotTime")
+        mine = [m for m in fleet if m.where == location]
+        names = spark.createDataFrame([(m.log_dir, m.name) for m in mine], "logDir string, fleetLogDir string")
+        found = rows(mine[0]).join(F.broadcast(names), "logDir")
         per_broker.append(found.select(*[F.col("fleetLogDir").alias("logDir") if c == "logDir" else F.col(c)
                                          for c in found.columns if c != "fleetLogDir"]))
     return reduce(lambda a, b: a.unionByName(b), per_broker)
@@ -164,17 +168,17 @@ def _per_broker(spark: SparkSession, fleet: Sequence[Member],
 
 def member_rows(spark: SparkSession, table: str, fleet: Sequence[Member]) -> DataFrame:
     """The rows of ``table`` of each member's log dir in its snapshot, ``logDir`` its name in the fleet."""
-    return _per_broker(spark, fleet, lambda where, keys: read_table(spark, where, table)
-                       .join(keys, ["snapshotId", "logDir"]))
+    return _per_broker(spark, fleet, lambda m: run_rows(spark, m.where, table, m.snapshot_id, m.run_id))
 
 
 def decoded_rows(spark: SparkSession, view: str, fleet: Sequence[Member]) -> DataFrame:
     """The rows of the decoded ``view`` (one of :data:`~.incremental.DECODED`) of every live segment of each
     member's snapshot, read from the snapshot that decoded it (its ``decodedIn``)."""
-    def rows(where: TableLocation, keys: DataFrame) -> DataFrame:
-        segments = (read_table(spark, where, SEGMENTS).join(keys, ["snapshotId", "logDir"])
-                    .select(*KEYS, F.col("decodedIn").alias("snapshotId"), "fleetLogDir"))
-        return read_table(spark, where, DECODED[view]).join(segments, [*KEYS, "snapshotId"])
+    def rows(m: Member) -> DataFrame:
+        segments = (run_rows(spark, m.where, SEGMENTS, m.snapshot_id, m.run_id)
+                    .select(*KEYS, F.col("decodedIn").alias("snapshotId")))
+        return (read_table(spark, m.where, DECODED[view]).join(segments, [*KEYS, "snapshotId"])
+                .drop("snapshotId", "snapshotTime"))
     return _per_broker(spark, fleet, rows)
 
 

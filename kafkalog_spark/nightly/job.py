@@ -126,13 +126,11 @@ def run_fleet(spark: SparkSession, config: NightlyConfig, now: Callable[[], dt.d
 
 
 def _default_id(started: dt.datetime, brokers: dict[str, tuple[str | None, int | None]]) -> str:
-    """The run's UTC time; a broker's run for the fleet (``brokers``, its log dirs') adds its node id, so that the
-    brokers that start in the same second write snapshots of their own."""
+    """The run's UTC time; a broker's run for the fleet (``brokers``, its log dirs') adds its node id when they
+    name one, so that the fleet's members say whose snapshot each is."""
     stamp = started.strftime("%Y-%m-%dT%H:%M:%SZ")
     nodes = {node for _, node in brokers.values()}
-    if not brokers:
-        return stamp
-    return f"{stamp}-node-{nodes.pop()}" if len(nodes) == 1 and None not in nodes else f"{stamp}-{new_run_id()[:8]}"
+    return f"{stamp}-node-{nodes.pop()}" if len(nodes) == 1 and None not in nodes else stamp
 
 
 class _Snapshot:

@@ -67,11 +67,12 @@ def where_it_runs(spark: SparkSession) -> str:
 
 def local_session(app_name: str = "kafkalog", master: str = "local[*]", *, delta: bool = True,
                   warehouse: str | None = None, extra: dict[str, str] | None = None, remote: str | None = None,
-                  quiet: bool = True) -> SparkSession:
+                  quiet: bool = True, starting: dict[str, str] | None = None) -> SparkSession:
     """Build (or get) a session wired for kafkalog-spark: a local one, or with ``remote`` a Spark Connect
     session (``sc://host:port`` for a running server, ``local[N]`` to start one in this process). Under
     spark-submit (:func:`launched_by_spark_submit`) or when this process already runs a classic session, that
-    session, as it was configured, with our runtime settings."""
+    session, as it was configured, with our runtime settings. ``starting``: settings only a session this call starts
+    in this process takes (the driver's memory, how Python workers start), left out otherwise."""
     if remote is None and (launched_by_spark_submit() or classic_session_running()):
         # the session this process was given (spark-submit's, a notebook's, a test's): its master, jars and confs,
         # and its executors' Python (spark.pyspark.python or theirs), which need not be at this driver's path
@@ -101,7 +102,7 @@ def local_session(app_name: str = "kafkalog", master: str = "local[*]", *, delta
         # Delta's JARs for the installed Spark come from Maven Central through spark.jars.packages on first
         # use and are then served from the local Ivy cache (~/.ivy2.5.2), so later runs work offline.
         settings.update(delta_spark_confs())
-    extra = dict(extra or {})
+    extra = dict(extra or {}) | (starting if remote is None and starting else {})
     # packages are joined, not replaced: an s3a:// warehouse's hadoop-aws (warehouse_store) beside Delta's
     packages = [p for p in (settings.get(PACKAGES), extra.pop(PACKAGES, None)) if p]
     settings.update(extra)
