@@ -86,14 +86,15 @@ def ensure_set(fleet: FleetSet, segment_bytes: int = SEGMENT_BYTES) -> dict:
 
 class PeakMemory:
     """Peak memory of a process tree, sampled from /proc every 0.2 s: the JVM, the Python driver (the root) and the
-    Python workers (everything else), each the peak of the group's sum. The workers are forked from one daemon
+    Python workers (everything else), each the peak of the group's sum, and ``total``, the peak of the three at one
+    sample. The workers are forked from one daemon
     and share its pages, so their resident sets double-count: ``python_workers`` sums their proportional set
     sizes (PSS, shared pages split among the sharers), ``python_workers_rss`` their resident sets, and
     ``python_workers_count`` is the most alive at once."""
 
     def __init__(self, root: int) -> None:
         self.root = root
-        self.peaks = {"jvm": 0, "python_driver": 0, "python_workers": 0, "python_workers_rss": 0}
+        self.peaks = {"jvm": 0, "python_driver": 0, "python_workers": 0, "python_workers_rss": 0, "total": 0}
         self.most_workers = 0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
@@ -120,6 +121,8 @@ class PeakMemory:
                     groups["python_workers"] += pss
                     groups["python_workers_rss"] += rss
                     workers += 1
+            # the whole job at one moment: what the processes hold together, shared pages once
+            groups["total"] = groups["jvm"] + groups["python_driver"] + groups["python_workers"]
             for k, v in groups.items():
                 self.peaks[k] = max(self.peaks[k], v)
             self.most_workers = max(self.most_workers, workers)
