@@ -1,13 +1,15 @@
-"""What the corpus builders (`make samples-replicas`, `make samples-incremental`) share: their command line, one
-build per Kafka version, and a README written whole (never half) from what the builds recorded."""
+"""What the corpus builders (`make samples-replicas`, `make samples-incremental`, `make samples-fleet`) share: their
+command line, one build per Kafka version, a README written whole (never half) from what the builds recorded, and
+its lines on a cluster's settings."""
 
 from __future__ import annotations
 
 import argparse
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 from tests.harness.broker import VERSIONS, HarnessError
 
@@ -39,3 +41,19 @@ def build_versions(prog: str, doc: str, build_version: Callable[[str], bool], af
             return 1
         after_each()
     return 0 if ok else 1
+
+
+def property_lines(props: Mapping[str, Any]) -> list[str]:
+    """``props`` as a README shows them: indented ``key=value`` lines."""
+    return [f"    {k}={v}" for k, v in props.items()]
+
+
+def cluster_settings_text(intro: str, controller: Mapping[str, Any],
+                          brokers: Callable[[str], Mapping[str, Any]]) -> list[str]:
+    """A README's "Cluster" section: ``intro``, the controller's own settings, then each version's brokers'
+    (``brokers(version)``)."""
+    lines = ["## Cluster", "", intro, ""] + property_lines(controller)
+    lines += ["", "Every broker (besides listeners and log.dirs):", ""]
+    for version in VERSIONS:
+        lines += [f"{version}:", ""] + property_lines(brokers(version)) + [""]
+    return lines

@@ -29,8 +29,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tests.harness.broker import CACHE_DIR, REPO_ROOT, VERSIONS, HarnessError, KafkaDistribution
-from tests.harness.corpus_builds import build_versions, write_readme
+from tests.harness.broker import CACHE_DIR, REPO_ROOT, HarnessError, KafkaDistribution
+from tests.harness.corpus_builds import build_versions, cluster_settings_text, write_readme
 from tests.harness.incremental_corpus import list_offset, value
 from tests.harness.internal_corpus import OPEN_TXN_TIMEOUT_MS, TXN_RECORDS, record_topics, txn_plan
 from tests.harness.make_samples import consume_committing, read_offset_checkpoint
@@ -414,20 +414,12 @@ def build_version(version: str) -> bool:
 
 # ---- README ----
 
-def _props(props: dict[str, Any]) -> list[str]:
-    return [f"    {k}={v}" for k, v in props.items()]
-
-
 def settings_text() -> list[str]:
-    lines = ["## Cluster", "",
-             f"One dedicated controller (node id {CONTROLLER_ID}, `process.roles=controller`, its metadata log in its "
-             "own dir, not copied) and brokers 1, 2, 3 (`process.roles=broker`, one log dir each), all formatted "
-             "with the same cluster id, on free loopback ports (tests/harness/replica_cluster.py). The controller "
-             "also has:", ""]
-    lines += _props(CONTROLLER_PROPS) + ["", "Every broker (besides listeners and log.dirs):", ""]
-    for version in VERSIONS:
-        lines += [f"{version}:", ""] + _props({**broker_defaults(version.split(".")[0], len(BROKERS)),
-                                               **BROKER_PROPS}) + [""]
+    lines = cluster_settings_text(
+        f"One dedicated controller (node id {CONTROLLER_ID}, `process.roles=controller`, its metadata log in its own "
+        "dir, not copied) and brokers 1, 2, 3 (`process.roles=broker`, one log dir each), all formatted with the same "
+        "cluster id, on free loopback ports (tests/harness/replica_cluster.py). The controller also has:",
+        CONTROLLER_PROPS, lambda version: {**broker_defaults(version.split(".")[0], len(BROKERS)), **BROKER_PROPS})
     lines += [f"`{OFFSETS_TOPIC}` and `{TXN_TOPIC}` are created by the brokers on first use (the first group, the "
               f"first transactional producer), {INTERNAL_PARTITIONS} partitions of one replica each, placed by the "
               "controller: one partition on each broker (which one differs between the builds: see below).", "",

@@ -30,8 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tests.harness.broker import CACHE_DIR, REPO_ROOT, VERSIONS, HarnessError, KafkaDistribution, dump_log
-from tests.harness.corpus_builds import build_versions, write_readme
+from tests.harness.broker import CACHE_DIR, REPO_ROOT, HarnessError, KafkaDistribution, dump_log
+from tests.harness.corpus_builds import build_versions, cluster_settings_text, write_readme
 from tests.harness.make_samples import read_offset_checkpoint
 from tests.harness.replica_cluster import (
     CONTROLLER_ID,
@@ -648,19 +648,12 @@ def build_version(version: str) -> bool:
 
 # ---- README ----
 
-def _props(props: dict[str, Any]) -> list[str]:
-    return [f"    {k}={v}" for k, v in props.items()]
-
-
 def settings_text() -> list[str]:
-    lines = ["## Cluster", "",
-             f"One dedicated controller (node id {CONTROLLER_ID}, `process.roles=controller`, its own metadata dir, "
-             "the static quorum `controller.quorum.voters`) and brokers 1, 2, 3 (`process.roles=broker`, one log dir "
-             "each), all formatted with the same cluster id, on free loopback ports. The controller also has:", ""]
-    lines += _props(CONTROLLER_PROPS) + ["", "Every broker (besides listeners and log.dirs):", ""]
-    for version in VERSIONS:
-        props = {**broker_defaults(version.split(".")[0], len(BROKERS)), **BROKER_PROPS}
-        lines += [f"{version}:", ""] + _props(props) + [""]
+    lines = cluster_settings_text(
+        f"One dedicated controller (node id {CONTROLLER_ID}, `process.roles=controller`, its own metadata dir, the "
+        "static quorum `controller.quorum.voters`) and brokers 1, 2, 3 (`process.roles=broker`, one log dir each), "
+        "all formatted with the same cluster id, on free loopback ports. The controller also has:", CONTROLLER_PROPS,
+        lambda version: {**broker_defaults(version.split(".")[0], len(BROKERS)), **BROKER_PROPS})
     for b, props in PER_BROKER_PROPS.items():
         lines += [f"Broker {b} also: " + ", ".join(f"`{k}={v}`" for k, v in props.items()) + "."]
     lines += ["", "Topics (RF=3, explicit replica assignment, the first replica of each partition its preferred "
