@@ -1,6 +1,6 @@
-"""The nightly job SIGKILLed right after one of its Delta commits, and a table's rows as stored: the all-or-nothing
-tests of snapshots (tests/test_snapshots.py: every boundary; tests/test_nightly.py: a re-run killed between two
-tables) share them."""
+"""The nightly job in a process of its own, SIGKILLed right after one of its Delta commits or not, and a table's rows
+as stored: the all-or-nothing tests of snapshots (tests/test_snapshots.py: every boundary; tests/test_nightly.py: a
+re-run killed between two tables) and the fleet's brokers run side by side (tests/test_nightly_fleet.py) share them."""
 
 from __future__ import annotations
 
