@@ -116,7 +116,7 @@ def run_fleet(spark: SparkSession, config: NightlyConfig, now: Callable[[], dt.d
         brokers = {(m.cluster_id, m.node_id) for m in fleet}
         progress(f"fleet of {len(fleet)} log dir(s) of {len(brokers)} broker(s), snapshots "
                  f"{min(str(m.snapshot_time) for m in fleet)} to {max(str(m.snapshot_time) for m in fleet)}")
-    snapshot_id = config.snapshot_id or SNAPSHOT_PREFIX + started.strftime("%Y-%m-%dT%H:%M:%SZ")
+    snapshot_id = config.snapshot_id or SNAPSHOT_PREFIX + _default_id(started, {})
     snapshot = _Snapshot(spark, config, snapshot_id, started, after_commit)
     snapshot.begin([*TABLES, MEMBERS])
     dir_tables = {name: config.table_names[name] for name in DIR_TABLES}
