@@ -182,6 +182,7 @@ SEGMENTS = StructType(
         StructField("hasProducerSnapshot", BooleanType()),
         StructField("logModified", TimestampType()),
         StructField("indexModified", TimestampType()),  # the offset index's (the cleaner keeps logModified)
+        StructField("timeIndexModified", TimestampType()),
         StructField("indexEntries", IntegerType()),  # valid entries (before any zero tail)
         StructField("timeIndexEntries", IntegerType()),
         StructField("lastIndexedOffset", LongType()),

@@ -204,6 +204,31 @@ def test_segment_files_decodes_only_the_segments_named(spark, samples: Path) -> 
         load(spark, samples / "broker", view="batches", segmentFiles='{"a": 1}').collect()
 
 
+def test_segment_files_gives_the_index_entries_of_those_segments_and_checks_every_index(
+        spark, samples: Path, tmp_path: Path) -> None:
+    """The index view with segmentFiles: the entries of the segments named and of those without a `.log` (which no
+    incremental run reuses), and the problem rows of every index, named or not."""
+    import json
+    import shutil
+
+    part = tmp_path / "tutorial-segments-0"
+    shutil.copytree(samples / "broker" / "tutorial-segments-0", part)
+    logs = sorted(part.glob("*.log"))
+    orphan = part / f"{int(logs[-1].stem) + 10**6:020d}.timeindex"  # an index whose `.log` is gone
+    shutil.copy(logs[0].with_suffix(".timeindex"), orphan)
+    damaged = logs[0].with_suffix(".index")  # not named: its problem row stays
+    damaged.write_bytes(damaged.read_bytes() + b"\x01\x02\x03")
+    every = load(spark, part, view="index").collect()
+    named = load(spark, part, view="index", segmentFiles=json.dumps([str(logs[1])])).collect()
+    entries = {int(logs[1].stem), int(orphan.stem)}
+    assert {r.segmentBaseOffset for r in named if r.problem is None} == entries
+    assert sorted(r for r in named if r.problem is None) == sorted(
+        r for r in every if r.problem is None and r.segmentBaseOffset in entries)
+    problems = sorted(r for r in every if r.problem is not None)
+    assert any(r.problem.kind == "index_length_not_multiple" and r.problem.file == str(damaged) for r in problems)
+    assert sorted(r for r in named if r.problem is not None) == problems
+
+
 def test_segments_view_lists_the_files(spark, samples: Path) -> None:
     rows = load(spark, samples / "broker", view="segments", topics="tutorial-segments").orderBy("baseOffset").collect()
     part = samples / "broker" / "tutorial-segments-0"

@@ -229,5 +229,7 @@ def check_segment(key: tuple, entries: pa.Table, batches: pa.Table) -> pa.Table:
 
 def findings(views: Mapping[str, DataFrame], live: DataFrame) -> DataFrame:
     entries = ok(views["index"]).join(live.select(*KEYS, "logSize"), KEYS, "left").select(*KEYS, *ENTRY_COLUMNS)
-    batches = ok(views["batches"]).select(*KEYS, *BATCH_COLUMNS)
+    # only the segments whose entries are read (an incremental run reads those of the segments it decodes)
+    batches = ok(views["batches"]).select(*KEYS, *BATCH_COLUMNS).join(entries.select(*KEYS).distinct(), KEYS,
+                                                                       "left_semi")
     return entries.groupBy(*KEYS).cogroup(batches.groupBy(*KEYS)).applyInArrow(check_segment, INDEX_FINDINGS)

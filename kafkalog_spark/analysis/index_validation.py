@@ -30,11 +30,12 @@ from . import index_entries, partition_checks, segment_checks
 from .finding_columns import INDEX_FINDINGS, KEYS
 
 VIEWS = ("segments", "batches", "index", "partition_files")
-__all__ = ["INDEX_FINDINGS", "VIEWS", "index_findings", "log_dirs_of", "read_validation_views", "validate",
-           "validate_rows"]
+__all__ = ["INDEX_FINDINGS", "VIEWS", "entry_findings", "index_findings", "log_dirs_of", "read_validation_views",
+           "validate", "validate_rows"]
 
 
-def index_findings(spark: SparkSession, views: Mapping[str, DataFrame], log_dirs: Sequence[str] = ()) -> DataFrame:
+def index_findings(spark: SparkSession, views: Mapping[str, DataFrame], log_dirs: Sequence[str] = (), *,
+                   entry_findings: DataFrame | None = None) -> DataFrame:
     """Index and segment validation findings (schema :data:`INDEX_FINDINGS`).
 
     ``views``: ``segments``, ``batches``, ``index`` and ``partition_files`` as the `kafkalog` source reads
@@ -44,7 +45,9 @@ def index_findings(spark: SparkSession, views: Mapping[str, DataFrame], log_dirs
     broker log dirs (roots holding the offset checkpoint files) whose checkpoints are checked against the
     partition directories present; partition-level checkpoint entries come from ``partition_files``.
     Each log dir's partitions are checked on their own (replicas of a partition in several brokers' log dirs stay
-    apart). Lazy, except for the driver-side read of the root checkpoints.
+    apart). ``entry_findings``: the index entries' findings (:func:`entry_findings`) when the caller has them, some
+    perhaps kept from an earlier run (``views['index']`` then lacks those segments' entries); by default computed
+    from the views. Lazy, except for the driver-side read of the root checkpoints.
     """
     missing = [v for v in VIEWS if v not in views]
     if missing:
@@ -56,7 +59,7 @@ def index_findings(spark: SparkSession, views: Mapping[str, DataFrame], log_dirs
     summary = segment_checks.segment_summary(views, live)
     parts = [
         *segment_checks.findings(views, live, summary),
-        index_entries.findings(views, live),
+        index_entries.findings(views, live) if entry_findings is None else entry_findings,
         *partition_checks.findings(views, live, summary, line_positions),
         root,
     ]
@@ -64,6 +67,12 @@ def index_findings(spark: SparkSession, views: Mapping[str, DataFrame], log_dirs
     for p in parts[1:]:
         out = out.unionByName(p)
     return out
+
+
+def entry_findings(views: Mapping[str, DataFrame]) -> DataFrame:
+    """The findings of each segment's index entries against its batches (:mod:`.index_entries`): a function of the
+    segment's files alone (its `.log`, `.index` and `.timeindex`), so an incremental run keeps them per segment."""
+    return index_entries.findings(views, segment_checks.live_segments(views))
 
 
 def log_dirs_of(paths: Sequence[str]) -> list[str]:

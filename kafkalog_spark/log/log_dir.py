@@ -76,6 +76,7 @@ class LogSegment:
     log_mtime_ms: int | None = None
     # The offset index's: the cleaner gives a cleaned `.log` its original's time, never its new index's
     index_mtime_ms: int | None = None
+    time_index_mtime_ms: int | None = None
     is_active: bool = False
 
     @property
@@ -197,8 +198,8 @@ def list_partition(path: str, filesystem: pafs.FileSystem | None = None,
             seg = segments.setdefault(base, LogSegment(base))
             setattr(seg, _ATTR[suffix], full)
             seg.sizes[suffix] = info.size
-            if suffix in (LOG_SUFFIX, INDEX_SUFFIX) and info.mtime_ns is not None:
-                setattr(seg, "log_mtime_ms" if suffix == LOG_SUFFIX else "index_mtime_ms", info.mtime_ns // 1_000_000)
+            if suffix in _MTIME_ATTR and info.mtime_ns is not None:
+                setattr(seg, _MTIME_ATTR[suffix], info.mtime_ns // 1_000_000)
         else:
             log.unknown_files.append(full)
     log.segments = sorted(segments.values(), key=lambda s: s.base_offset)
@@ -211,6 +212,7 @@ def list_partition(path: str, filesystem: pafs.FileSystem | None = None,
     return log
 
 
+_MTIME_ATTR = {LOG_SUFFIX: "log_mtime_ms", INDEX_SUFFIX: "index_mtime_ms", TIME_INDEX_SUFFIX: "time_index_mtime_ms"}
 _ATTR = {LOG_SUFFIX: "log", INDEX_SUFFIX: "index", TIME_INDEX_SUFFIX: "time_index", TXN_INDEX_SUFFIX: "txn_index"}
 
 

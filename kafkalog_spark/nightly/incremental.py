@@ -5,19 +5,25 @@ replaces them with new files, a partition moved to another log dir is copied the
 views (batches, record_stats, records) read from a segment follow from its identity (:data:`IDENTITY`):
 
 - where it is: log dir, topic, partition, base offset, the `.log` file's path;
-- its files: the `.log`'s size and modification time, and the offset index's time (a cleaned segment's `.log`
-  gets its original's time from the cleaner, and its size may stay the same; its index is new);
+- its files: the `.log`'s size and modification time, the offset index's time (a cleaned segment's `.log`
+  gets its original's time from the cleaner, and its size may stay the same; its index is new), and the time
+  index's size and time;
 - ``abortedKey``, the aborted transactions over its offsets: record_stats counts their records, and the abort of a
   transaction begun in this segment is indexed in the segment holding the marker, often a later one;
 - ``decodeKey``: the package's version and the split size (record_stats has a row per split).
 
-Each run writes the rows of the segments it decoded into the tables of :data:`DECODED`, one per view, and a row
-per segment into :data:`SEGMENTS` (its identity, ``recordsWhole`` and ``decodedIn``: the snapshot holding its
-rows). The next run compares its segments with those of the latest committed snapshot of each log dir, decodes
-those that differ, are new, or whose rows are not found, and reads the others' rows back from their ``decodedIn``
-snapshot: its views hold the same rows as a full run's, and so does every table computed from them. A compacted
-topic's segment (whose records the job keeps whole, not only its control records) is reused only if its records
-were kept whole when it was decoded; rows kept whole of a topic no longer compacted are cut to its control records.
+So do the findings of its index entries against its batches
+(:func:`~kafkalog_spark.analysis.index_validation.entry_findings`): a run reads the index entries of the segments it
+decodes only (the source's index view, given ``segmentFiles``; every index is still read for its problem rows).
+
+Each run writes the rows of the segments it decoded into the tables of :data:`DECODED`, one per view, their entry
+findings into :data:`ENTRY_FINDINGS`, and a row per segment into :data:`SEGMENTS` (its identity, ``recordsWhole``
+and ``decodedIn``: the snapshot holding its rows). The next run compares its segments with those of the latest
+committed snapshot of each log dir, decodes those that differ, are new, or whose rows are not found, and reads the
+others' rows back from their ``decodedIn`` snapshot: its views hold the same rows as a full run's, and so does
+every table computed from them. A compacted topic's segment (whose records the job keeps whole, not only its control
+records) is reused only if its records were kept whole when it was decoded; rows kept whole of a topic no longer
+compacted are cut to its control records.
 
 Planning reads back three small things, each with one query: the segments' identities, the previous snapshots'
 identities of the same log dirs, and which of those segments' record_stats rows exist (every decoded segment has
@@ -38,12 +44,17 @@ from ..delta import TableLocation, read_table, table_exists
 
 SEGMENTS = "decoded_segments"
 DECODED = {"batches": "decoded_batches", "record_stats": "decoded_record_stats", "records": "decoded_records"}
-CACHE_TABLES = (SEGMENTS, *DECODED.values())
+ENTRY_FINDINGS = "decoded_index_findings"
+CACHE_TABLES = (SEGMENTS, *DECODED.values(), ENTRY_FINDINGS)
+# the views' key of the segments' entry findings (computed from the views: not a view of the source)
+ENTRY_FINDINGS_VIEW = "index_entry_findings"
 KEYS = ("logDir", "topic", "partition", "segmentBaseOffset")
-IDENTITY = (*KEYS, "logFile", "logSize", "logModified", "indexModified", "abortedKey", "decodeKey")
+IDENTITY = (*KEYS, "logFile", "logSize", "logModified", "indexModified", "timeIndexSize", "timeIndexModified",
+            "abortedKey", "decodeKey")
 SEGMENTS_SCHEMA = ("logDir string, topic string, partition int, segmentBaseOffset long, logFile string, "
-                   "logSize long, logModified timestamp, indexModified timestamp, abortedKey string, "
-                   "decodeKey string, recordsWhole boolean, decodedIn string")
+                   "logSize long, logModified timestamp, indexModified timestamp, timeIndexSize long, "
+                   "timeIndexModified timestamp, abortedKey string, decodeKey string, recordsWhole boolean, "
+                   "decodedIn string")
 
 
 def decode_key(max_split_bytes: int) -> str:
@@ -59,7 +70,8 @@ def segment_identities(segments: DataFrame, partition_files: DataFrame, key: str
     the segment's."""
     live = (segments.where("problem is null and status = 'live' and logFile is not null")
             .select("logDir", "topic", "partition", F.col("baseOffset").alias("segmentBaseOffset"), "logFile",
-                    "logSize", "logModified", "indexModified", "nextBaseOffset"))
+                    "logSize", "logModified", "indexModified", "timeIndexSize", "timeIndexModified",
+                    "nextBaseOffset"))
     aborted = (partition_files.where("problem is null and fileType = 'txnindex'")
                .select(F.col("logDir").alias("txnLogDir"), F.col("topic").alias("txnTopic"),
                        F.col("partition").alias("txnPartition"), "producerId", "firstOffset",
@@ -125,7 +137,7 @@ def _previous(spark: SparkSession, where: TableLocation, log_dirs: list[str],
     """The identities of the segments of ``log_dirs`` in each one's latest committed snapshot other than
     ``snapshot_id``, whose rows are found: identity -> (recordsWhole, decodedIn)."""
     if not log_dirs or not all(table_exists(spark, where, t) for t in CACHE_TABLES):
-        return {}
+        return {}  # a first run, or a warehouse of a version that kept less: every segment is decoded once
     other = (read_table(spark, where, SEGMENTS)
              .where(F.col("logDir").isin(log_dirs) & (F.col("snapshotId") != snapshot_id)
                     & (F.col("decodedIn") != snapshot_id)))
@@ -147,15 +159,23 @@ def read_back(spark: SparkSession, where: TableLocation, decode_plan: DecodePlan
               compacted: Sequence[str]) -> DataFrame | None:
     """The rows of ``view`` (one of :data:`DECODED`) of the reused segments, as the view has them (None when no
     segment is reused). Records kept whole of a topic not in ``compacted`` are cut to its control records."""
-    if not decode_plan.reused:
-        return None
-    keys = spark.createDataFrame(decode_plan.reused, ", ".join(
-        [f"{k} {t}" for k, t in zip(KEYS, ("string", "string", "int", "long"), strict=True)] + ["snapshotId string"]))
-    rows = (read_table(spark, where, DECODED[view]).where(F.col("snapshotId").isin(decode_plan.sources))
-            .join(F.broadcast(keys), [*KEYS, "snapshotId"], "left_semi").drop("snapshotId", "snapshotTime"))
-    if view == "records":
+    rows = _reused_rows(spark, where, decode_plan, DECODED[view], "segmentBaseOffset")
+    if rows is not None and view == "records":
         rows = rows.where(F.col("isControl") | F.col("topic").isin(list(compacted)))
     return rows
+
+
+def _reused_rows(spark: SparkSession, where: TableLocation, decode_plan: DecodePlan, table: str,
+                 base_offset: str) -> DataFrame | None:
+    """The rows of cache ``table`` of the reused segments, each from the snapshot holding its rows (None when no
+    segment is reused); ``base_offset``: the table's column of the segment's base offset."""
+    if not decode_plan.reused:
+        return None
+    names = [*KEYS[:-1], base_offset]
+    keys = spark.createDataFrame(decode_plan.reused, ", ".join(
+        [f"{k} {t}" for k, t in zip(names, ("string", "string", "int", "long"), strict=True)] + ["snapshotId string"]))
+    return (read_table(spark, where, table).where(F.col("snapshotId").isin(decode_plan.sources))
+            .join(F.broadcast(keys), [*names, "snapshotId"], "left_semi").drop("snapshotId", "snapshotTime"))
 
 
 def segments_table(spark: SparkSession, decode_plan: DecodePlan) -> DataFrame:
@@ -184,12 +204,20 @@ class Reuse:
         return self.decode_plan.source_option()
 
     def tables(self, views: Mapping[str, DataFrame]) -> dict[str, DataFrame]:
-        """What this run writes for the next, by table name: :data:`SEGMENTS`, and the rows of the segments it
-        decoded, taken from ``views``."""
+        """What this run writes for the next, by table name: :data:`SEGMENTS`, and the rows and entry findings
+        (``views[ENTRY_FINDINGS_VIEW]``) of the segments it decoded, taken from ``views``."""
         segments = segments_table(self.spark, self._planned())
         decoded = F.broadcast(segments.where(F.col("decodedIn") == self.snapshot_id).select(*KEYS))
-        return {SEGMENTS: segments} | {table: views[view].join(decoded, list(KEYS), "left_semi")
-                                       for view, table in DECODED.items()}
+        findings = views[ENTRY_FINDINGS_VIEW].join(decoded.withColumnRenamed("segmentBaseOffset", "baseOffset"),
+                                                   [*KEYS[:-1], "baseOffset"], "left_semi")
+        return {SEGMENTS: segments, ENTRY_FINDINGS: findings} | {
+            table: views[view].join(decoded, list(KEYS), "left_semi") for view, table in DECODED.items()}
+
+    def with_reused_findings(self, fresh: DataFrame) -> DataFrame:
+        """The entry findings of every segment: ``fresh``, those of the segments whose index entries this run read
+        (those it decodes, and those without a `.log`), and those read back."""
+        back = _reused_rows(self.spark, self.where, self._planned(), ENTRY_FINDINGS, "baseOffset")
+        return fresh if back is None else fresh.unionByName(back)
 
     def with_reused(self, decoded: Mapping[str, DataFrame], compacted: Sequence[str]) -> dict[str, DataFrame]:
         """The views: the rows decoded in this run and those read back."""

@@ -14,7 +14,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from ..config import TopicConfigs
-from .incremental import CACHE_TABLES, Reuse
+from .incremental import CACHE_TABLES, ENTRY_FINDINGS_VIEW, Reuse
 
 VIEWS = ("segments", "batches", "record_stats", "index", "partition_files")  # and part of the records
 # Tables of each log dir on its own (a logDir column), with replica_comparison, which sets the replicas of each
@@ -27,7 +27,7 @@ CLUSTER_TABLES = ("consumer_positions", "open_transactions", "catalog_checks")
 TABLES = DIR_TABLES + CLUSTER_TABLES
 
 
-LISTING_VIEWS = ("segments", "index", "partition_files")  # the views that read listings and small files
+LISTING_VIEWS = ("segments", "partition_files")  # the views that read listings and small files, read first
 
 
 def read_cached_views(spark: SparkSession, log_dirs: Sequence[str], include_internal: bool = True,
@@ -39,11 +39,16 @@ def read_cached_views(spark: SparkSession, log_dirs: Sequence[str], include_inte
     alone) and the records of the compacted topics (``configs``' cleanup.policy; None: Kafka's defaults), without
     their values and headers (:func:`~kafkalog_spark.analysis.record_sizes.without_payloads`).
 
+    The views also hold, as ``index_entry_findings`` (:data:`~.incremental.ENTRY_FINDINGS_VIEW`), the findings of
+    the segments' index entries (:func:`~kafkalog_spark.analysis.index_validation.entry_findings`).
+
     ``reuse``: an incremental run's (:class:`~.incremental.Reuse`): it decides from the listing which segments to
-    decode, and gives the other segments' rows, read back from the warehouse; the views then also hold, under the
-    names of :data:`~.incremental.CACHE_TABLES`, what this run keeps for the next. ``polite``: the segments read
-    leave the page cache as found (:mod:`kafkalog_spark.log.page_cache`)."""
+    decode (and whose index entries to read), and gives the other segments' rows and entry findings, read back
+    from the warehouse; the views then also hold, under the names of :data:`~.incremental.CACHE_TABLES`, what this
+    run keeps for the next. ``polite``: the segments read leave the page cache as found
+    (:mod:`kafkalog_spark.log.page_cache`)."""
     from ..analysis.compaction import compacted_topics
+    from ..analysis.index_validation import entry_findings
     from ..analysis.record_sizes import without_payloads
     from ..analysis.topic_config_table import topics_of
     from ..source import control_records
@@ -54,6 +59,7 @@ def read_cached_views(spark: SparkSession, log_dirs: Sequence[str], include_inte
     views = {name: df.persist() for name, df in source_views(spark, log_dirs, LISTING_VIEWS, **options).items()}
     compacted = compacted_topics(configs, topics_of(views["segments"]))
     decode = reuse.decode_options(views["segments"], views["partition_files"], compacted) if reuse else None
+    views["index"] = source_views(spark, log_dirs, ["index"], **options, **(decode or {}))["index"].persist()
     decoded = source_views(spark, log_dirs, ("batches", "record_stats"), **options, **(decode or {}))
     records = control_records(source_views(spark, log_dirs, ["records"], **options, **(decode or {}))["records"])
     if compacted:
@@ -64,6 +70,8 @@ def read_cached_views(spark: SparkSession, log_dirs: Sequence[str], include_inte
     if reuse:
         decoded = reuse.with_reused(decoded, compacted)
     views |= {name: df.persist() for name, df in decoded.items()}
+    findings = entry_findings(views)
+    views[ENTRY_FINDINGS_VIEW] = (reuse.with_reused_findings(findings) if reuse else findings).persist()
     if reuse:
         views |= reuse.tables(views)
     if include_internal:  # the cluster metadata's topics: each partition's leader, the topics' cleanup.policy
@@ -173,7 +181,8 @@ def compute(spark: SparkSession, views: dict[str, DataFrame], configs: TopicConf
         "segment_stats": segments,
         "partition_stats": partitions,
         "log_dir_stats": log_dir_stats(partitions, views["segments"]),
-        "index_findings": index_findings(spark, views, log_dirs=log_dirs).unionByName(replica_problems),
+        "index_findings": index_findings(spark, views, log_dirs=log_dirs,
+                                         entry_findings=views.get(ENTRY_FINDINGS_VIEW)).unionByName(replica_problems),
         "retention_plan": retention_plan(views["segments"], views["batches"], views["partition_files"], configs,
                                          now_ms),
         "retention_forecast": retention_forecast(views["segments"], views["batches"], views["partition_files"],
@@ -296,8 +305,9 @@ def analysed(spark: SparkSession, log_dirs: Sequence[str], started: dt.datetime,
         read_more: list[DataFrame] = []
         tables = compute(spark, views, configs, log_dirs, int(started.timestamp() * 1000), alternative,
                          replica_records=read_more)
-        # partition_stats and log_dir_stats are built on segment_stats: cached, it is computed once, not per table
-        cached.append(tables["segment_stats"].persist())
+        # partition_stats and log_dir_stats are built on segment_stats, and index_findings holds the replica
+        # comparison's findings: cached, each is computed once, not per table
+        cached += [tables["segment_stats"].persist(), tables["replica_comparison"].persist()]
         yield ({name: _log_dir_first(tables[name]) for name in DIR_TABLES}
                | {name: views[name] for name in CACHE_TABLES if name in views}
                | (more(views, read_more[0] if read_more else None) if more else {}))

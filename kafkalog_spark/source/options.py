@@ -63,7 +63,8 @@ class SourceOptions:
     pushdown: bool = True  # false: hand every filter back to Spark (for comparisons and debugging)
     kraft_snapshots: bool = True  # list and decode the metadata log's KRaft snapshots (`.checkpoint`) too
     decode_internal: bool = False  # records view: add the decoded form of the internal topics' records
-    # the `.log` views: decode only these segment files (their paths as listed); None: every segment
+    # the `.log` views: decode only these segment files (their paths as listed); None: every segment. The index
+    # view: only the entries of these segments (and of those without a `.log`), every index still checked
     segment_files: frozenset[str] | None = None
     drop_cache: bool = False  # the `.log` views: leave the page cache as found (kafkalog_spark.log.page_cache)
     store: StoreOptions = field(default_factory=StoreOptions)  # object stores: endpoint, region, anonymous

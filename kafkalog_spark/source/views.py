@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+import numpy as np
 import pyarrow as pa
 from pyspark.sql.types import StructType
 
@@ -55,6 +56,7 @@ def _segment_rows(log, findings: list[Finding], filesystem=None, checkpoints=Non
             "hasProducerSnapshot": seg.base_offset in log.snapshots,
             "logModified": None if seg.log_mtime_ms is None else seg.log_mtime_ms * 1000,
             "indexModified": None if seg.index_mtime_ms is None else seg.index_mtime_ms * 1000,
+            "timeIndexModified": None if seg.time_index_mtime_ms is None else seg.time_index_mtime_ms * 1000,
             "indexEntries": index.entry_count if index else None,
             "timeIndexEntries": time_index.entry_count if time_index else None,
             "lastIndexedOffset": int(index.offsets[-1]) if index is not None and len(index.offsets) else None,
@@ -72,25 +74,45 @@ def _segment_rows(log, findings: list[Finding], filesystem=None, checkpoints=Non
     return rows
 
 
-def _index_rows(log, findings: list[Finding], filesystem=None, checkpoints=None) -> list[dict]:
+def _index_rows(log, findings: list[Finding], filesystem=None, checkpoints=None, *,
+                segment_files: frozenset[str] | None = None) -> dict[str, pa.Array]:
+    """The entries of the partition's offset and time indexes, as columns: a broker's segment of 1 GiB has some
+    260,000 entries in each index, too many to build a row at a time. ``segment_files`` (the source's
+    ``segmentFiles``): only the entries of the segments whose `.log` is listed, or that have none; every index is
+    still read and checked, so the view's problem rows are those of every index."""
     from ..log.offset_index import OffsetIndex
     from ..log.time_index import TimeIndex
 
-    rows = []
+    parts: list[dict[str, pa.Array]] = []
     for seg in log.segments:
+        entries = segment_files is None or seg.log is None or seg.log in segment_files
         if seg.index:
             index = OffsetIndex.read(seg.index, filesystem)
             findings.extend(index.findings)
-            rows += [{"segmentBaseOffset": seg.base_offset, "file": seg.index, "indexType": "offset", "slot": i,
-                      "offset": o, "position": p}
-                     for i, (o, p) in enumerate(zip(index.offsets.tolist(), index.positions.tolist(), strict=True))]
+            if entries:
+                parts.append(_entry_columns(seg.base_offset, seg.index, "offset", index.offsets,
+                                            position=index.positions))
         if seg.time_index:
             index = TimeIndex.read(seg.time_index, filesystem)
             findings.extend(index.findings)
-            rows += [{"segmentBaseOffset": seg.base_offset, "file": seg.time_index, "indexType": "time", "slot": i,
-                      "offset": o, "timestamp": t}
-                     for i, (t, o) in enumerate(zip(index.timestamps.tolist(), index.offsets.tolist(), strict=True))]
-    return rows
+            if entries:
+                parts.append(_entry_columns(seg.base_offset, seg.time_index, "time", index.offsets,
+                                            timestamp=index.timestamps))
+    names = ("segmentBaseOffset", "file", "indexType", "slot", "offset", "position", "timestamp")
+    return {name: pa.concat_arrays([part[name] for part in parts]) for name in names} if parts else {}
+
+
+def _entry_columns(base_offset: int, file: str, index_type: str, offsets: np.ndarray, *,
+                   position: np.ndarray | None = None, timestamp: np.ndarray | None = None) -> dict[str, pa.Array]:
+    """One index file's entries (``offsets`` and its positions or timestamps) as the index view's columns."""
+    n = len(offsets)
+
+    def longs(values: np.ndarray | None) -> pa.Array:
+        return pa.nulls(n, pa.int64()) if values is None else pa.array(values, pa.int64())
+
+    return {"segmentBaseOffset": pa.repeat(base_offset, n).cast(pa.int64()), "file": pa.repeat(file, n),
+            "indexType": pa.repeat(index_type, n), "slot": pa.array(np.arange(n, dtype=np.int32)),
+            "offset": longs(offsets), "position": longs(position), "timestamp": longs(timestamp)}
 
 
 def _partition_file_rows(log, findings: list[Finding], filesystem=None, checkpoints=None) -> list[dict]:
@@ -141,7 +163,7 @@ def _partition_file_rows(log, findings: list[Finding], filesystem=None, checkpoi
     return rows
 
 
-_ROWS = {"segments": _segment_rows, "index": _index_rows, "partition_files": _partition_file_rows}
+_ROWS = {"segments": _segment_rows, "partition_files": _partition_file_rows}  # the index view: _index_rows
 
 
 def read_partition_views(partition_logs: list, opts, schema: pa.Schema) -> Iterator[pa.RecordBatch]:
@@ -162,12 +184,25 @@ def read_partition_views(partition_logs: list, opts, schema: pa.Schema) -> Itera
         findings: list[Finding] = list(log.findings)  # a dir that cannot be listed, a FIFO named like a segment
         if opts.view in STATE_SCHEMAS:
             rows = state_rows(opts.view, log, findings)
+        elif opts.view == "index":
+            rows = _index_rows(log, findings, segment_files=opts.segment_files)
         else:
             rows = _ROWS[opts.view](log, findings, None, roots.get(root))
         check_failfast(opts, findings)
         location = {"topic": log.topic, "partition": log.partition, "logDir": root}
-        if rows:
+        if isinstance(rows, dict):  # columns already (the index view)
+            if rows:
+                yield _columns_batch(rows, location, schema)
+        elif rows:
             columns = {f.name: [(location | r).get(f.name) for r in rows] for f in schema}
             yield pa.RecordBatch.from_pydict(columns, schema=schema)
         if findings:
             yield problem_rows(findings, log.topic, log.partition, None, schema, root)
+
+
+def _columns_batch(columns: dict[str, pa.Array], location: dict, schema: pa.Schema) -> pa.RecordBatch:
+    """A view's rows given as columns, with the partition's ``location`` and null for the columns not given."""
+    n = len(next(iter(columns.values())))
+    arrays = [columns[f.name].cast(f.type) if f.name in columns
+              else pa.repeat(pa.scalar(location.get(f.name), f.type), n) for f in schema]
+    return pa.RecordBatch.from_arrays(arrays, schema=schema)
