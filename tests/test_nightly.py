@@ -129,3 +129,35 @@ def test_a_second_run_reads_back_every_unchanged_segment_and_equals_the_first(sp
     for name in nightly.TABLES:
         first = _rows(table(spark, first_run, name).drop("snapshotId"))
         assert _rows(table(spark, second, name, "s2").drop("snapshotId")) == first, name
+
+
+def test_a_warehouse_without_kept_entry_findings_is_decoded_in_full_once(spark, samples: Path,
+                                                                           tmp_path: Path) -> None:
+    """A warehouse an earlier version wrote has no decoded_index_findings: the next run decodes every segment (and
+    checks every index entry), the run after it reads every segment back, the entry findings of a damaged index
+    among them, and both give the same index_findings. The runs have one time: the run after reads from one
+    snapshot, not a mix of two (here "a"'s rows would lack the findings)."""
+    import shutil
+
+    from tests.helpers.engine_tables import _rows
+
+    log_dir = tmp_path / "data"
+    shutil.copytree(samples / "broker" / "codec-none-0", log_dir / "codec-none-0")
+    index = min((log_dir / "codec-none-0").glob("*.index"), key=lambda p: int(p.stem))
+    data = bytearray(index.read_bytes())
+    data[4:8] = (int.from_bytes(data[4:8], "big") + 1).to_bytes(4, "big")  # the first entry's position, off by one
+    index.write_bytes(bytes(data))
+    config = nightly.NightlyConfig(log_dirs=(str(log_dir),), location=TableLocation(warehouse=str(tmp_path / "wh")),
+                                   snapshot_id="a")
+    nightly.run(spark, config, now=lambda: T0)
+    shutil.rmtree(tmp_path / "wh" / "decoded_index_findings")  # as the version before kept its cache
+    for snapshot_id in ("b", "c"):  # at the same time as "a": "c" reads from one of them, the greater id ("b")
+        nightly.run(spark, dataclasses.replace(config, snapshot_id=snapshot_id), now=lambda: T0)
+    manifest = spark.read.format("delta").load(str(tmp_path / "wh" / "snapshots"))
+    counts = {r.snapshotId: (r.segmentsDecoded, r.segmentsReused) for r in manifest.collect()}
+    segments = len(list((log_dir / "codec-none-0").glob("*.log")))
+    assert counts == {"a": (segments, 0), "b": (segments, 0), "c": (0, segments)}
+    findings = {s: _rows(table(spark, config, "index_findings", s).drop("snapshotId", "snapshotTime"))
+                for s in ("b", "c")}
+    assert findings["b"] == findings["c"]
+    assert [r for r in table(spark, config, "index_findings", "c").collect() if r.file == str(index)]

@@ -141,8 +141,11 @@ def _previous(spark: SparkSession, where: TableLocation, log_dirs: list[str],
     other = (read_table(spark, where, SEGMENTS)
              .where(F.col("logDir").isin(log_dirs) & (F.col("snapshotId") != snapshot_id)
                     & (F.col("decodedIn") != snapshot_id)))
+    # one snapshot a log dir, the latest (of two at the same time, the greater id): its rows, not a mix of two
     latest = other.groupBy("logDir").agg(F.max("snapshotTime").alias("snapshotTime"))
-    rows = (other.join(latest, ["logDir", "snapshotTime"], "left_semi")
+    at_latest = other.join(latest, ["logDir", "snapshotTime"], "left_semi")
+    one = at_latest.groupBy("logDir").agg(F.max("snapshotId").alias("snapshotId"))
+    rows = (at_latest.join(one, ["logDir", "snapshotId"], "left_semi")
             .select(*IDENTITY, "recordsWhole", "decodedIn").distinct().collect())
     sources = sorted({r.decodedIn for r in rows})
     if not sources:
