@@ -35,7 +35,7 @@ __all__ = ["INDEX_FINDINGS", "VIEWS", "entry_findings", "index_findings", "log_d
 
 
 def index_findings(spark: SparkSession, views: Mapping[str, DataFrame], log_dirs: Sequence[str] = (), *,
-                   entry_findings: DataFrame | None = None) -> DataFrame:
+                   entry_rows: DataFrame | None = None) -> DataFrame:
     """Index and segment validation findings (schema :data:`INDEX_FINDINGS`).
 
     ``views``: ``segments``, ``batches``, ``index`` and ``partition_files`` as the `kafkalog` source reads
@@ -45,7 +45,7 @@ def index_findings(spark: SparkSession, views: Mapping[str, DataFrame], log_dirs
     broker log dirs (roots holding the offset checkpoint files) whose checkpoints are checked against the
     partition directories present; partition-level checkpoint entries come from ``partition_files``.
     Each log dir's partitions are checked on their own (replicas of a partition in several brokers' log dirs stay
-    apart). ``entry_findings``: the index entries' findings (:func:`entry_findings`) when the caller has them, some
+    apart). ``entry_rows``: the index entries' findings (:func:`entry_findings`) when the caller has them, some
     perhaps kept from an earlier run (``views['index']`` then lacks those segments' entries); by default computed
     from the views. Lazy, except for the driver-side read of the root checkpoints.
     """
@@ -59,7 +59,7 @@ def index_findings(spark: SparkSession, views: Mapping[str, DataFrame], log_dirs
     summary = segment_checks.segment_summary(views, live)
     parts = [
         *segment_checks.findings(views, live, summary),
-        index_entries.findings(views, live) if entry_findings is None else entry_findings,
+        index_entries.findings(views, live) if entry_rows is None else entry_rows,
         *partition_checks.findings(views, live, summary, line_positions),
         root,
     ]

@@ -182,7 +182,7 @@ def compute(spark: SparkSession, views: dict[str, DataFrame], configs: TopicConf
         "partition_stats": partitions,
         "log_dir_stats": log_dir_stats(partitions, views["segments"]),
         "index_findings": index_findings(spark, views, log_dirs=log_dirs,
-                                         entry_findings=views.get(ENTRY_FINDINGS_VIEW)).unionByName(replica_problems),
+                                         entry_rows=views.get(ENTRY_FINDINGS_VIEW)).unionByName(replica_problems),
         "retention_plan": retention_plan(views["segments"], views["batches"], views["partition_files"], configs,
                                          now_ms),
         "retention_forecast": retention_forecast(views["segments"], views["batches"], views["partition_files"],

@@ -74,8 +74,7 @@ def _segment_rows(log, findings: list[Finding], filesystem=None, checkpoints=Non
     return rows
 
 
-def _index_rows(log, findings: list[Finding], filesystem=None, checkpoints=None, *,
-                segment_files: frozenset[str] | None = None) -> dict[str, pa.Array]:
+def _index_rows(log, findings: list[Finding], segment_files: frozenset[str] | None = None) -> dict[str, pa.Array]:
     """The entries of the partition's offset and time indexes, as columns: a broker's segment of 1 GiB has some
     260,000 entries in each index, too many to build a row at a time. ``segment_files`` (the source's
     ``segmentFiles``): only the entries of the segments whose `.log` is listed, or that have none; every index is
@@ -87,13 +86,13 @@ def _index_rows(log, findings: list[Finding], filesystem=None, checkpoints=None,
     for seg in log.segments:
         entries = segment_files is None or seg.log is None or seg.log in segment_files
         if seg.index:
-            index = OffsetIndex.read(seg.index, filesystem)
+            index = OffsetIndex.read(seg.index)
             findings.extend(index.findings)
             if entries:
                 parts.append(_entry_columns(seg.base_offset, seg.index, "offset", index.offsets,
                                             position=index.positions))
         if seg.time_index:
-            index = TimeIndex.read(seg.time_index, filesystem)
+            index = TimeIndex.read(seg.time_index)
             findings.extend(index.findings)
             if entries:
                 parts.append(_entry_columns(seg.base_offset, seg.time_index, "time", index.offsets,
@@ -110,7 +109,7 @@ def _entry_columns(base_offset: int, file: str, index_type: str, offsets: np.nda
     def longs(values: np.ndarray | None) -> pa.Array:
         return pa.nulls(n, pa.int64()) if values is None else pa.array(values, pa.int64())
 
-    return {"segmentBaseOffset": pa.repeat(base_offset, n).cast(pa.int64()), "file": pa.repeat(file, n),
+    return {"segmentBaseOffset": pa.repeat(base_offset, n), "file": pa.repeat(file, n),
             "indexType": pa.repeat(index_type, n), "slot": pa.array(np.arange(n, dtype=np.int32)),
             "offset": longs(offsets), "position": longs(position), "timestamp": longs(timestamp)}
 
@@ -185,7 +184,7 @@ def read_partition_views(partition_logs: list, opts, schema: pa.Schema) -> Itera
         if opts.view in STATE_SCHEMAS:
             rows = state_rows(opts.view, log, findings)
         elif opts.view == "index":
-            rows = _index_rows(log, findings, segment_files=opts.segment_files)
+            rows = _index_rows(log, findings, opts.segment_files)
         else:
             rows = _ROWS[opts.view](log, findings, None, roots.get(root))
         check_failfast(opts, findings)
