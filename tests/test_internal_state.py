@@ -28,7 +28,7 @@ from kafkalog_spark.analysis.open_transactions import open_transaction_starts, o
 from kafkalog_spark.config import TopicConfigs
 from kafkalog_spark.source import read_views
 from kafkalog_spark.state.internal_records import decode
-from tests.helpers.corpus import INTERNAL, ROOT
+from tests.helpers.corpus import DATA, INTERNAL, ROOT
 from tests.helpers.framing import frames
 
 VERSIONS = ("3.9.2", "4.4.0")
@@ -145,6 +145,36 @@ def test_log_offsets_are_the_admin_apis(corpus) -> None:
     assert {tp: ours[tp] for tp in oracle} == {tp: (o["log_start"], o["log_end"]) for tp, o in oracle.items()}
     # README: orders 3, payments 3 (grown from 2), ledger 2, audit 1, late 1 partitions
     assert len(oracle) == 10
+
+
+# the internal corpus (one segment a partition, an open transaction, a snapshot at each clean shutdown) and the
+# incremental corpus's dirs (brokers that rolled ten segments a partition, a snapshot at each roll)
+REPLAY_DIRS = {"internal": INTERNAL / "3.9.2" / "broker",
+               "rolled": DATA / "samples-incremental" / "3.9.2" / "stage-2" / "logdir-a"}
+
+
+@pytest.mark.parametrize("corpus_name", REPLAY_DIRS)
+def test_log_offsets_read_only_the_batches_a_load_replays(spark, monkeypatch, corpus_name: str) -> None:
+    """A broker replays a partition from its newest usable producer snapshot: the batches before it are not read,
+    and every column is what the whole log gives (whose rows test_log_offsets_are_the_admin_apis checks against
+    the brokers)."""
+    from kafkalog_spark.analysis import log_offsets as module
+    from kafkalog_spark.analysis.partition_input import collect_partition_context
+
+    views = read_views(spark, [str(REPLAY_DIRS[corpus_name])], ["records", "batches", "segments", "partition_files"])
+    now_ms = _oracle("3.9.2")["stopped_at_ms"]
+    live = views["batches"].where(F.col("snapshotEndOffset").isNull())
+    read = module.replayed_batches(live, collect_partition_context(views["segments"], views["partition_files"]))
+    rows = sorted(log_offsets(views["records"], views["batches"], views["segments"], views["partition_files"],
+                              TopicConfigs(), now_ms).collect())
+    monkeypatch.setattr(module, "replayed_batches", lambda batches, _context: batches)
+    whole = sorted(log_offsets(views["records"], views["batches"], views["segments"], views["partition_files"],
+                               TopicConfigs(), now_ms).collect())
+    assert rows == whole and any(r.activeProducers for r in rows)
+    if corpus_name == "internal":
+        assert read.count() < live.count() and any(r.openTransactions for r in rows)
+    else:
+        assert read.count() < live.count() / 2
 
 
 def test_consumer_positions_say_which_groups_reset(corpus) -> None:

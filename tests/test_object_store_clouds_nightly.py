@@ -1,9 +1,10 @@
-"""`kafkalog nightly` over log dirs in Google Cloud Storage and Azure (fake-gcs-server and Azurite on loopback, each
-behind the counting proxy), on Spark, against the nightly job over the local copies: every table row for row, the
-requests the runs made of each store, and the Azure key in no output; then a command of each kind of reading over
-both stores and over the local copies, on the same session. The dirs are given by ``--log-dir`` (GCS) and
-by a TOML configuration (Azure); the tables go to a local warehouse (the warehouse in a store is tested over S3A in
-tests/test_object_store_spark.py).
+"""`kafkalog nightly` over log dirs in Google Cloud Storage (fake-gcs-server on loopback, behind the counting proxy),
+on Spark, against the nightly job over the local copies: every table row for row and the requests the run made of
+the store; then a command of each kind of reading over GCS and Azure (Azurite, behind its proxy) and over the local
+copies, on the same session, and the Azure key in no output. The dirs are given by a TOML configuration (by
+``--log-dir`` over S3); the tables go to a local warehouse (the warehouse in a store is tested over S3A in
+tests/test_object_store_spark.py). One cloud runs the job (:data:`NIGHTLY_CLOUDS`): every view over each cloud is
+tested in tests/test_object_store_clouds.py.
 
 The client runs in its own process (tests/helpers/object_store_client.py ``clouds``) with the emulators' variables
 set before its session starts, as a user's job gets them: the executors' Python workers inherit them.
@@ -32,7 +33,7 @@ from tests.helpers.cloud_emulators import (
 )
 from tests.helpers.corpus import ROOT
 from tests.helpers.object_store import CORPORA, counting_proxy
-from tests.helpers.object_store_client import CLOUD_COMMANDS
+from tests.helpers.object_store_client import CLOUD_COMMANDS, NIGHTLY_CLOUDS
 from tests.helpers.report_page import Page
 
 pytestmark = pytest.mark.stores  # minutes: make test-stores
@@ -79,7 +80,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict:
     return result
 
 
-@pytest.mark.parametrize("cloud", BASES)
+@pytest.mark.parametrize("cloud", NIGHTLY_CLOUDS)
 def test_the_nightly_job_over_the_store_writes_the_local_tables(runs: dict, cloud: str) -> None:
     run = runs["clouds"][cloud]
     assert run["code"] == 0, run["stderr"]
@@ -92,7 +93,7 @@ def test_the_nightly_job_over_the_store_writes_the_local_tables(runs: dict, clou
     assert int(page.cards["segments"]) > 50 and all(uri in run["report"] for uri in runs["corpora"][cloud])
 
 
-@pytest.mark.parametrize("cloud", BASES)
+@pytest.mark.parametrize("cloud", NIGHTLY_CLOUDS)
 def test_the_nightly_run_pays_few_requests(runs: dict, cloud: str) -> None:
     """As over S3: nothing written, no file looked up (its size came from the listing), the log dirs listed a few
     times for the whole job (one recursive listing a view, 1,000 keys a request), each non-empty index file of a

@@ -65,10 +65,41 @@ def log_offsets(records: DataFrame, batches: DataFrame, segments: DataFrame, par
     settings = resolve_settings(configs, names)
     controls = records.where(F.col("isControl") & F.col("snapshotEndOffset").isNull())
     live = batches.where(F.col("snapshotEndOffset").isNull())
-    rows = (batch_rows(live).unionByName(record_rows(controls), allowMissingColumns=True)
+    rows = (batch_rows(replayed_batches(live, context)).unionByName(record_rows(controls), allowMissingColumns=True)
             .unionByName(problem_rows(live), allowMissingColumns=True))
     rows = rows.unionByName(partition_markers(spark, context), allowMissingColumns=True)
     return rows.groupBy(*PARTITION).applyInArrow(_offsets_function(context, settings, int(now_ms)), LOG_OFFSETS)
+
+
+def replayed_batches(batches: DataFrame, context: PartitionContext) -> DataFrame:
+    """The batches of ``batches`` a loading broker reads, or more: a partition with producer snapshots is replayed
+    from the newest usable one (:func:`.cleaner.producer_state.load_producer_state` decides which), so the batches
+    that end before it are left out here, which on a broker's log is nearly all of them. The bound kept is safe
+    whichever snapshot is used: ``S``, the newest snapshot at or below the log end as the live segments' batches
+    give it (a newer usable one, or the log start, only replays from further on), lowered to the first offset of a
+    transaction open in any snapshot from ``S`` on (its first batch is read for the open transactions' columns); the
+    batch holding the log end is at or past it."""
+    spark = batches.sparkSession
+    snapshots = [(*key, offset, min([e[4] for e in entries if e[4] is not None and e[4] >= 0], default=offset))
+                 for key, c in context.partitions.items() if c["segments"]
+                 for offset, entries in c["snapshots"].items()]
+    if not snapshots:
+        return batches
+    snaps = spark.createDataFrame(snapshots, "logDir string, topic string, partition int, snapshotOffset long, "
+                                             "txnFloor long")
+    live_segments = spark.createDataFrame(
+        [(*key, s[0]) for key, c in context.partitions.items() for s in c["segments"]],
+        "logDir string, topic string, partition int, segmentBaseOffset long")
+    log_end = (batches.where(F.col("problem").isNull())
+               .join(F.broadcast(live_segments), [*PARTITION, "segmentBaseOffset"], "left_semi")
+               .groupBy(*PARTITION).agg((F.max("lastOffset") + 1).alias("batchLogEnd")))
+    at_end = snaps.join(log_end, PARTITION).where(F.col("snapshotOffset") <= F.col("batchLogEnd"))
+    newest = at_end.groupBy(*PARTITION).agg(F.max("snapshotOffset").alias("newest"))
+    bound = (snaps.join(newest, PARTITION).where(F.col("snapshotOffset") >= F.col("newest"))
+             .groupBy(*PARTITION).agg(F.least(F.min("txnFloor"), F.min("newest")).alias("replayBound")))
+    kept = batches.join(F.broadcast(bound), PARTITION, "left")
+    return (kept.where(F.col("replayBound").isNull() | (F.col("lastOffset") >= F.col("replayBound") - 1))
+            .drop("replayBound"))
 
 
 def _open_transactions(batches: list, open_txns: dict[int, int]) -> list[dict]:

@@ -10,6 +10,7 @@ group; a compacted topic's records are read as hashes.
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Iterable, Mapping
 
 from pyspark.sql import DataFrame
@@ -179,10 +180,11 @@ def replica_comparison(batches: DataFrame, records: DataFrame | None, members: l
     heads = (batches.where(F.col("problem").isNull() & F.col("snapshotEndOffset").isNull()
                            & F.col("baseOffset").isNotNull() & (F.col("topic") != CLUSTER_METADATA))
              .select("logDir", "topic", "partition", F.lit("batch").alias("kind"), *HEADER_COLUMNS))
+    compacted_records = records.where(F.col("topic").isin(compacted)) if compacted and records is not None else None
+    heads, compacted_records = _alone_by_log_end(heads, compacted_records, members)
     rows = heads
-    if compacted and records is not None:
-        rows = rows.unionByName(_record_hashes(records.where(F.col("topic").isin(compacted))),
-                                allowMissingColumns=True)
+    if compacted_records is not None:
+        rows = rows.unionByName(_record_hashes(compacted_records), allowMissingColumns=True)
     # each replica's context as one JSON column: the batch rows it is shuffled with stay as narrow as their headers
     context = spark.createDataFrame(
         [(m["logDir"], m["topic"], m["partition"], "replica",
@@ -191,6 +193,23 @@ def replica_comparison(batches: DataFrame, records: DataFrame | None, members: l
     # grouped by name: one shuffle of the batch headers, no join; the replica sets (cluster, topic id) are told
     # apart in the group, by each replica's context
     return rows.groupBy("topic", "partition").applyInArrow(_compare, REPLICA_COMPARISON)
+
+
+def _alone_by_log_end(heads: DataFrame, records: DataFrame | None,
+                      members: list[dict]) -> tuple[DataFrame, DataFrame | None]:
+    """The batch headers and compacted records the comparison needs: a replica alone among the log dirs read (no
+    other member of that partition name) is compared with none, so of its batches only the log end is read (one
+    row: their largest last offset) and none of its records; the others' rows whole."""
+    spark = heads.sparkSession
+    counts = Counter((m["topic"], m["partition"]) for m in members)
+    shared = [name for name, n in counts.items() if n > 1]
+    if len(shared) == len(counts):
+        return heads, records
+    replicated = F.broadcast(spark.createDataFrame(shared, "topic string, partition int"))
+    log_end = (heads.join(replicated, ["topic", "partition"], "left_anti")
+               .groupBy("logDir", "topic", "partition", "kind").agg(F.max("lastOffset").alias("lastOffset")))
+    heads = heads.join(replicated, ["topic", "partition"], "left_semi").unionByName(log_end, allowMissingColumns=True)
+    return heads, None if records is None else records.join(replicated, ["topic", "partition"], "left_semi")
 
 
 def _record_hashes(records: DataFrame) -> DataFrame:
