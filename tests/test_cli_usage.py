@@ -174,6 +174,7 @@ def test_fleet_mistakes(tmp_path: Path) -> None:
     usage_error("nightly", "--fleet", "--log-dir", str(BROKER), "--schema", "a.b", names="[output] fleet")
     usage_error("fleet", "--warehouse", str(tmp_path / "w"), names="no broker's warehouse in it")
     usage_error("fleet", names="--warehouse or --schema is required")
+    usage_error("fleet", "--warehouse", str(tmp_path / "w"), "--max-age-hours", "0", names="--max-age-hours 0")
 
 
 def test_nightly_config_file_mistakes(configs: Path, tmp_path: Path) -> None:

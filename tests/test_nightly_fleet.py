@@ -97,7 +97,14 @@ def test_brokers_log_dirs_of_one_path_are_told_apart_by_node_and_the_latest_snap
         spark, tmp_path: Path) -> None:
     from kafkalog_spark.delta import append_rows, commit
     from kafkalog_spark.delta.snapshots import new_run_id
-    from kafkalog_spark.nightly.fleet import INPUTS, LOG_DIRS_SCHEMA, broker_location, member_rows, members
+    from kafkalog_spark.nightly.fleet import (
+        INPUTS,
+        LOG_DIRS_SCHEMA,
+        broker_location,
+        member_rows,
+        members,
+        stale_brokers,
+    )
 
     fleet = TableLocation(warehouse=str(tmp_path))
     snapshots = {  # each broker's snapshots: their time, and the (log dir, cluster, node) its run stored
@@ -121,3 +128,9 @@ def test_brokers_log_dirs_of_one_path_are_told_apart_by_node_and_the_latest_snap
     assert sorted(tuple(r) for r in member_rows(spark, "t", found).select("logDir", "note").collect()) == [
         ("/disk2/kafka", "c-node-2 a"), ("node-1:/var/lib/kafka/data", "c-node-1 b"),
         ("node-2:/var/lib/kafka/data", "c-node-2 a")]
+    # a broker that stopped reporting: its latest committed snapshot older than the fleet step's limit
+    since = T0 + dt.timedelta(hours=12)
+    recent = members(spark, fleet, since)
+    assert [(m.name, m.node_id, m.snapshot_id) for m in recent] == [("/var/lib/kafka/data", 1, "b")]
+    assert stale_brokers(spark, fleet, since) == [("c-node-2", T0)]
+    assert members(spark, fleet, T0) == found and stale_brokers(spark, fleet, T0) == []

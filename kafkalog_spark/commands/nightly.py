@@ -77,6 +77,9 @@ def _add_fleet_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--schema", help="catalog schema for the tables, e.g. main.kafkalog (instead of --warehouse)")
     p.add_argument("--snapshot-id", help="the fleet snapshot's id (default: fleet-<UTC time>)")
     p.add_argument("--report", metavar="FILE.html", help="also write the HTML report of the fleet snapshot there")
+    p.add_argument("--max-age-hours", type=float, metavar="HOURS",
+                   help="leave out a broker whose latest snapshot is older than this (it stopped reporting), and "
+                        "name it (default: the configuration's [output] fleet_max_age_hours, else 168: a week)")
     add_kafka_version(p, default_help="the configuration's [configs] kafka_version, else the newest")
     p.set_defaults(func=run_fleet, kafka_version=None, log_dirs=None)
 

@@ -52,7 +52,7 @@ def load_config(args: argparse.Namespace, *, log_dirs: bool = True):
     ``log_dirs``: whether it must name log dirs (the fleet step reads none)."""
     from ..config import ConfigError
     from ..nightly import NightlyConfig
-    from ..nightly.config import SNAPSHOT_ID
+    from ..nightly.config import FLEET_MAX_AGE, SNAPSHOT_ID
 
     location = _location(args)
     overrides = {"snapshot_id": args.snapshot_id, "location": location,
@@ -63,7 +63,8 @@ def load_config(args: argparse.Namespace, *, log_dirs: bool = True):
                  "store": _store_options(args),
                  "full": True if getattr(args, "full", False) else None,
                  "polite": True if getattr(args, "polite", False) else None,
-                 "fleet": True if getattr(args, "fleet", False) else None}
+                 "fleet": True if getattr(args, "fleet", False) else None,
+                 "fleet_max_age_hours": getattr(args, "max_age_hours", None)}
     if not args.config and location is None:
         raise UsageError("--warehouse or --schema is required (or give --config FILE)")
     try:
@@ -71,6 +72,8 @@ def load_config(args: argparse.Namespace, *, log_dirs: bool = True):
     except ConfigError as e:  # the options' own mistakes (the file's are usage errors naming it)
         if e.key == SNAPSHOT_ID:
             raise UsageError(f"--snapshot-id: {e}") from e
+        if e.key == FLEET_MAX_AGE and getattr(args, "max_age_hours", None) is not None:
+            raise UsageError(f"--max-age-hours {args.max_age_hours:g}: expected a number of hours above 0") from e
         raise
     if log_dirs and not config.log_dirs:
         raise UsageError("--log-dir is required" + (f" ({args.config} has no [input] log_dirs)" if args.config else ""))

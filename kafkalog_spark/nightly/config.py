@@ -24,6 +24,7 @@ from .incremental import CACHE_TABLES
 from .pipeline import TABLES
 
 SNAPSHOT_ID = "snapshot_id"  # the field, and the key of the ConfigError a bad one raises
+FLEET_MAX_AGE = "[output] fleet_max_age_hours"
 
 
 @dataclass(frozen=True)
@@ -43,6 +44,9 @@ class NightlyConfig:
     full: bool = False  # decode every segment, even those the previous snapshot of their log dir decoded
     polite: bool = False  # on a broker's host: the page cache left as found (and, from the CLI, low priorities)
     fleet: bool = False  # one broker's run into a fleet's warehouse: also stores what the fleet step reads
+    # the fleet step leaves out a broker whose latest snapshot is older (it stopped reporting: decommissioned, or its
+    # job failing), and names it
+    fleet_max_age_hours: float = 168.0
 
     def __post_init__(self) -> None:
         """Refuse a bad snapshot id or table name however the configuration was made (TOML, CLI, the Python API,
@@ -52,6 +56,9 @@ class NightlyConfig:
                 check_snapshot_id(self.snapshot_id)
             except ValueError as e:
                 raise ConfigError(str(e), key=SNAPSHOT_ID) from None
+        if not self.fleet_max_age_hours > 0:  # NaN too
+            raise ConfigError(f"{FLEET_MAX_AGE} = {self.fleet_max_age_hours!r}: expected a number of hours above 0",
+                              key=FLEET_MAX_AGE)
         if self.fleet and not self.location.by_path:
             raise ConfigError("[output] fleet: each broker's run writes into a warehouse of its own inside the fleet's "
                               "warehouse path: give [output] warehouse (--warehouse), not a catalog schema",
@@ -102,6 +109,7 @@ class NightlyConfig:
             include_internal=_value(inp, "input", "include_internal", bool, True),
             polite=_value(inp, "input", "polite", bool, False),
             fleet=_value(out, "output", "fleet", bool, False),
+            fleet_max_age_hours=float(_value(out, "output", "fleet_max_age_hours", (int, float), 168.0)),
             snapshot_id=snapshot_id,
             table_names={t: _table_name(tables, t) for t in TABLES},
             broker_config=rel(_value(cfg, "configs", "broker_properties", str)),
@@ -120,7 +128,7 @@ class NightlyConfig:
 _FILE_KEYS = {
     "input": ("log_dirs", "include_internal", "max_split_bytes", "store_endpoint", "store_region", "store_anonymous",
               "polite"),
-    "output": ("warehouse", "catalog", "schema", "fleet"),
+    "output": ("warehouse", "catalog", "schema", "fleet", "fleet_max_age_hours"),
     "configs": ("kafka_version", "broker_properties", "topic_overrides", "what_if"),
     "snapshot": ("id",),
     "tables": TABLES,

@@ -21,12 +21,13 @@ same path (every pod of a StatefulSet mounts ``/var/lib/kafka/data``) are told a
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import reduce
 
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import DataFrame, Row, SparkSession
 from pyspark.sql import functions as F
 
 from ..config import TopicConfigs
@@ -125,14 +126,14 @@ class Member:
     snapshot_time: object
 
 
-def members(spark: SparkSession, where: TableLocation) -> list[Member]:
+def members(spark: SparkSession, where: TableLocation, since: dt.datetime | None = None) -> list[Member]:
     """The log dirs (path, cluster id, node id) of the latest committed snapshot of each broker's own warehouse in
-    ``where``, named as :mod:`this module <.fleet>` says. A log dir a broker no longer has leaves the fleet with the
-    broker's next snapshot."""
+    ``where``, named as :mod:`this module <.fleet>` says; with ``since``, of the brokers whose latest snapshot is
+    that recent only (:func:`stale_brokers` names the others). A log dir a broker no longer has leaves the fleet
+    with the broker's next snapshot."""
     found = []
-    for location in broker_locations(where):
-        latest = committed(spark, location).orderBy(F.desc("snapshotTime"), F.desc("snapshotId")).first()
-        if latest is None:  # its first run has not committed yet
+    for location, latest in _latest_snapshots(spark, where):
+        if since is not None and _aware(latest.snapshotTime) < since:
             continue
         dirs = run_rows(spark, location, INPUTS["log_dirs"], latest.snapshotId, latest.runId)
         found += [(location, latest, r) for r in dirs.collect()]
@@ -144,6 +145,30 @@ def members(spark: SparkSession, where: TableLocation) -> list[Member]:
         out.append(Member(name, r.logDir, r.clusterId, r.nodeId, location, snapshot.snapshotId, snapshot.runId,
                           snapshot.snapshotTime))
     return sorted(out, key=lambda m: m.name)
+
+
+def stale_brokers(spark: SparkSession, where: TableLocation, since: dt.datetime) -> list[tuple[str, dt.datetime]]:
+    """The brokers (their warehouse's name, ``<cluster id>-node-<node id>``) whose latest committed snapshot is
+    older than ``since``, with its time: a broker that stopped reporting (decommissioned, or its job failing)."""
+    return sorted((location.warehouse.rstrip("/").rsplit("/", 1)[-1], _aware(latest.snapshotTime))
+                  for location, latest in _latest_snapshots(spark, where) if _aware(latest.snapshotTime) < since)
+
+
+def _latest_snapshots(spark: SparkSession, where: TableLocation) -> list[tuple[TableLocation, Row]]:
+    """Each broker's warehouse in ``where`` with its latest committed snapshot's manifest row (none before its first
+    run commits)."""
+    out = []
+    for location in broker_locations(where):
+        latest = committed(spark, location).orderBy(F.desc("snapshotTime"), F.desc("snapshotId")).first()
+        if latest is not None:
+            out.append((location, latest))
+    return out
+
+
+def _aware(at: dt.datetime) -> dt.datetime:
+    """A snapshot's time in UTC: PySpark gives a timestamp column as a naive datetime in this process's local time,
+    which is what ``astimezone`` takes a naive one to be."""
+    return at.astimezone(dt.UTC)
 
 
 def members_table(spark: SparkSession, fleet: Sequence[Member]) -> DataFrame:

@@ -40,6 +40,7 @@ from .fleet import (
     fleet_tables,
     members,
     members_table,
+    stale_brokers,
 )
 from .incremental import CACHE_TABLES, Reuse
 from .pipeline import CLUSTER_TABLES, DIR_TABLES, TABLES, analysed, cluster_tables, log_dir_brokers
@@ -105,17 +106,25 @@ def run_fleet(spark: SparkSession, config: NightlyConfig, now: Callable[[], dt.d
     """The fleet step (:mod:`.fleet`): every table over the log dirs of every broker that ran with
     ``config.fleet`` into ``config.location``, each log dir as of its broker's latest committed snapshot, written
     as one snapshot (default id ``fleet-<UTC time>``) as :func:`run` writes its own; returns its tables as readers
-    see them. The cluster tables are computed as of now (``now``); ``config.log_dirs`` is not read."""
+    see them. A broker whose latest snapshot is older than ``config.fleet_max_age_hours`` is left out (it stopped
+    reporting), and ``progress`` names it. The cluster tables are computed as of now (``now``);
+    ``config.log_dirs`` is not read."""
     started = (now or (lambda: dt.datetime.now(dt.UTC)))()
     configs = topic_configs(config)
-    fleet = members(spark, config.location)
+    since = started - dt.timedelta(hours=config.fleet_max_age_hours)
+    fleet, stale = members(spark, config.location, since), stale_brokers(spark, config.location, since)
+    left_out = ", ".join(f"{label} (latest snapshot {at:%Y-%m-%d %H:%M:%S} UTC)" for label, at in stale)
     if not fleet:
         raise NoFleet(f"fleet: no broker's run stored the fleet's inputs in {config.location.description} "
-                      "(run `kafkalog nightly --fleet` on each broker first)")
+                      "(run `kafkalog nightly --fleet` on each broker first)" if not stale else
+                      f"fleet: every broker's latest snapshot in {config.location.description} is older than "
+                      f"{config.fleet_max_age_hours:g} hours: {left_out}")
     if progress:
         brokers = {(m.cluster_id, m.node_id) for m in fleet}
         progress(f"fleet of {len(fleet)} log dir(s) of {len(brokers)} broker(s), snapshots "
                  f"{min(str(m.snapshot_time) for m in fleet)} to {max(str(m.snapshot_time) for m in fleet)}")
+        if stale:
+            progress(f"left out, older than {config.fleet_max_age_hours:g} hours: {left_out}")
     snapshot_id = config.snapshot_id or SNAPSHOT_PREFIX + _default_id(started, {})
     snapshot = _Snapshot(spark, config, snapshot_id, started, after_commit)
     snapshot.begin([*TABLES, MEMBERS])
