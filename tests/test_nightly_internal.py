@@ -171,3 +171,16 @@ def test_the_report_shows_the_groups_that_reset_and_the_hanging_transactions(tab
     keys = ("clusterId", "topic", "partition", "transactionalId", "firstOffset", "status", "reason", "openMs")
     assert sorted(tuple(str(r[k]) for k in keys) for r in page.tables["table-transactions"].records()) == sorted(
         tuple(str(r[k]) for k in keys) for r in txns)
+
+
+def test_a_broker_run_for_the_fleet_builds_its_cluster_tables_from_what_it_stored(spark, dirs, tables,
+                                                                                   tmp_path: Path) -> None:
+    """A broker's run for the fleet stores its internal topics' views (the fleet step's inputs) and builds its own
+    cluster tables from those rows, without decoding the internal topics again: the same rows as above."""
+    config = nightly.NightlyConfig(log_dirs=tuple(d for v in dirs.values() for d in v),
+                                   location=TableLocation(warehouse=str(tmp_path / "fleet")),
+                                   snapshot_id="internal", kafka_version=KafkaVersion.V4, fleet=True)
+    run = nightly.run(spark, config, now=lambda: dt.datetime.fromtimestamp(tables["as_of"] / 1000, dt.UTC))
+    for name in nightly.CLUSTER_TABLES:
+        ours = sorted(json.dumps(r.asDict(recursive=True), sort_keys=True, default=str) for r in run[name].collect())
+        assert ours == sorted(json.dumps(r, sort_keys=True, default=str) for r in tables[name]) and ours, name

@@ -229,20 +229,30 @@ def fleet_tables(spark: SparkSession, fleet: Sequence[Member], configs: TopicCon
     tables["replica_comparison"] = rows
     tables["index_findings"] = tables["index_findings"].where(~F.col("check").isin(replica_kinds)) \
         .unionByName(findings)
-    return tables | _cluster_tables(spark, views, tables["log_offsets"], fleet, now_ms, include_internal)
+    return tables | stored_cluster_tables(spark, views, tables["log_offsets"], clusters_of(brokers), now_ms,
+                                          include_internal)
 
 
-def _cluster_tables(spark: SparkSession, views: Mapping[str, DataFrame], log_offsets: DataFrame,
-                    fleet: Sequence[Member], now_ms: int, include_internal: bool) -> dict[str, DataFrame]:
-    """Each cluster's internal-state tables (:data:`~.pipeline.CLUSTER_TABLES`) from its members' stored views."""
-    if not include_internal or not fleet:
+def stored_cluster_tables(spark: SparkSession, views: Mapping[str, DataFrame], log_offsets: DataFrame,
+                          clusters: Mapping[str | None, Sequence[str]], now_ms: int,
+                          include_internal: bool) -> dict[str, DataFrame]:
+    """Each cluster's internal-state tables (:data:`~.pipeline.CLUSTER_TABLES`) from stored views (those of
+    :data:`STATE_VIEWS` and ``partition_dirs``, as :func:`broker_inputs` stores them) and ``log_offsets`` rows;
+    ``clusters``: each cluster's log dirs (their ``logDir``)."""
+    if not include_internal or not clusters:
         return no_cluster_tables(spark)
-    clusters: dict[str | None, list[str]] = {}
-    for m in fleet:
-        clusters.setdefault(m.cluster_id, []).append(m.name)
     per_cluster = []
     for cluster, names in clusters.items():
-        mine = {view: df.where(F.col("logDir").isin(names)) for view, df in views.items()}
-        per_cluster.append(state_tables(cluster, CLUSTER_TABLES, mine, log_offsets.where(F.col("logDir").isin(names)),
-                                        mine["partition_dirs"], now_ms))
+        mine = {view: df.where(F.col("logDir").isin(list(names))) for view, df in views.items()}
+        per_cluster.append(state_tables(cluster, CLUSTER_TABLES, mine,
+                                        log_offsets.where(F.col("logDir").isin(list(names))), mine["partition_dirs"],
+                                        now_ms))
     return {name: rows for name, (rows, _) in union_per_cluster(per_cluster, CLUSTER_TABLES).items()}
+
+
+def clusters_of(brokers: Mapping[str, tuple[str | None, int | None]]) -> dict[str | None, list[str]]:
+    """Each cluster's log dirs, from each log dir's (cluster id, node id)."""
+    clusters: dict[str | None, list[str]] = {}
+    for log_dir, (cluster, _) in brokers.items():
+        clusters.setdefault(cluster, []).append(log_dir)
+    return clusters

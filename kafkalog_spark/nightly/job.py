@@ -31,16 +31,20 @@ from ..source.options import parse_size
 from .config import NightlyConfig, topic_configs, what_if_configs
 from .fleet import (
     INPUT_TABLES,
+    INPUTS,
     MEMBERS,
     SNAPSHOT_PREFIX,
+    STATE_VIEWS,
     NoFleet,
     broker_inputs,
     broker_label,
     broker_location,
+    clusters_of,
     fleet_tables,
     members,
     members_table,
     stale_brokers,
+    stored_cluster_tables,
 )
 from .incremental import CACHE_TABLES, Reuse
 from .pipeline import CLUSTER_TABLES, DIR_TABLES, TABLES, analysed, cluster_tables, log_dir_brokers
@@ -93,9 +97,15 @@ def run(spark: SparkSession, config: NightlyConfig, now: Callable[[], dt.datetim
             if progress:
                 progress(_decoding(reuse.counts))
             snapshot.append(tables, [*DIR_TABLES, *kept])
-        # Then each cluster's dirs together, from this run's own log_offsets rows: the data is not decoded again.
-        offsets = snapshot.rows("log_offsets")
-        tables = cluster_tables(spark, log_dirs, offsets, int(started.timestamp() * 1000), config.include_internal)
+        # Then each cluster's dirs together, from this run's own log_offsets rows: the data is not decoded again,
+        # nor, in a broker's run for the fleet, the internal topics (it stored their views)
+        offsets, now_ms = snapshot.rows("log_offsets"), int(started.timestamp() * 1000)
+        if config.fleet:
+            stored = {view: snapshot.rows(INPUTS[view]) for view in (*STATE_VIEWS, "partition_dirs")}
+            tables = stored_cluster_tables(spark, stored, offsets, clusters_of(brokers), now_ms,
+                                           config.include_internal)
+        else:
+            tables = cluster_tables(spark, log_dirs, offsets, now_ms, config.include_internal)
         snapshot.append(tables, CLUSTER_TABLES)
         return snapshot.finish(reuse.counts)
 
