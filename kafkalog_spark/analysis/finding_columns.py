@@ -39,8 +39,13 @@ KEYS = SEGMENT
 _SEGMENT_FILE = r"(\d{20})\.(log|index|timeindex|txnindex)(\.(deleted|cleaned|swap))?$"
 
 
-def _value(v: object, data_type) -> Column:
+def _value(v: object, data_type: str) -> Column:
     return (v if isinstance(v, Column) else F.lit(v)).cast(data_type)
+
+
+# each column's type by name: a cast to a name is one call into the JVM, to a DataType several (the analyses build
+# thousands of these columns, and building them was seconds of every job)
+_TYPE_NAMES = {f.name: f.dataType.simpleString() for f in INDEX_FINDINGS}
 
 
 def finding(severity: str | Column, check: str | Column, *, file: Column | str | None,
@@ -60,7 +65,7 @@ def finding(severity: str | Column, check: str | Column, *, file: Column | str |
               "file": file,
               "position": F.coalesce(_value(position, "long"), F.lit(-1).cast("long")),
               "expected": expected, "found": found, "detail": detail}
-    return [_value(values[f.name], f.dataType).alias(f.name) for f in INDEX_FINDINGS]
+    return [_value(values[name], type_name).alias(name) for name, type_name in _TYPE_NAMES.items()]
 
 
 def finding_row(topic: str | None, partition: int | None, severity: str, check: str, file: str | None, *,

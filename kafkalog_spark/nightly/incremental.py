@@ -37,7 +37,7 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
 from ..delta import TableLocation, read_table, table_exists
@@ -135,27 +135,22 @@ def plan(spark: SparkSession, where: TableLocation, identities: DataFrame, compa
 def _previous(spark: SparkSession, where: TableLocation, log_dirs: list[str],
               snapshot_id: str) -> dict[tuple, tuple[bool, str]]:
     """The identities of the segments of ``log_dirs`` in each one's latest committed snapshot other than
-    ``snapshot_id``, whose rows are found: identity -> (recordsWhole, decodedIn)."""
+    ``snapshot_id``, whose rows are found: identity -> (recordsWhole, decodedIn). One query."""
     if not log_dirs or not all(table_exists(spark, where, t) for t in CACHE_TABLES):
         return {}  # a first run, or a warehouse of a version that kept less: every segment is decoded once
     other = (read_table(spark, where, SEGMENTS)
              .where(F.col("logDir").isin(log_dirs) & (F.col("snapshotId") != snapshot_id)
                     & (F.col("decodedIn") != snapshot_id)))
     # one snapshot a log dir, the latest (of two at the same time, the greater id): its rows, not a mix of two
-    latest = other.groupBy("logDir").agg(F.max("snapshotTime").alias("snapshotTime"))
-    at_latest = other.join(latest, ["logDir", "snapshotTime"], "left_semi")
-    one = at_latest.groupBy("logDir").agg(F.max("snapshotId").alias("snapshotId"))
-    rows = (at_latest.join(one, ["logDir", "snapshotId"], "left_semi")
-            .select(*IDENTITY, "recordsWhole", "decodedIn").distinct().collect())
-    sources = sorted({r.decodedIn for r in rows})
-    if not sources:
-        return {}
+    newest = Window.partitionBy("logDir").orderBy(F.desc("snapshotTime"), F.desc("snapshotId"))
+    latest = other.withColumn("_rank", F.dense_rank().over(newest)).where(F.col("_rank") == 1)
     # every decoded segment has a record_stats row: a segment without one is not read back (its rows are gone)
-    found = {tuple(r) for r in read_table(spark, where, DECODED["record_stats"])
-             .where(F.col("snapshotId").isin(sources)).select(*KEYS, "snapshotId").distinct().collect()}
+    found = (read_table(spark, where, DECODED["record_stats"])
+             .select(*KEYS, F.col("snapshotId").alias("decodedIn")).distinct())
+    rows = (latest.join(found, [*KEYS, "decodedIn"], "left_semi")
+            .select(*IDENTITY, "recordsWhole", "decodedIn").distinct().collect())
     n = len(IDENTITY)
-    return {tuple(r)[:n]: (r.recordsWhole, r.decodedIn) for r in rows
-            if (*tuple(r)[:len(KEYS)], r.decodedIn) in found}
+    return {tuple(r)[:n]: (r.recordsWhole, r.decodedIn) for r in rows}
 
 
 def read_back(spark: SparkSession, where: TableLocation, decode_plan: DecodePlan, view: str,
