@@ -144,11 +144,11 @@ def _previous(spark: SparkSession, where: TableLocation, log_dirs: list[str],
     # one snapshot a log dir, the latest (of two at the same time, the greater id): its rows, not a mix of two
     newest = Window.partitionBy("logDir").orderBy(F.desc("snapshotTime"), F.desc("snapshotId"))
     latest = other.withColumn("_rank", F.dense_rank().over(newest)).where(F.col("_rank") == 1)
-    # every decoded segment has a record_stats row: a segment without one is not read back (its rows are gone)
-    found = (read_table(spark, where, DECODED["record_stats"])
-             .select(*KEYS, F.col("snapshotId").alias("decodedIn")).distinct())
+    # every decoded segment has a record_stats row: a segment without one is not read back (its rows are gone);
+    # a snapshot's one committed run wrote a row per segment, so no row comes twice
+    found = read_table(spark, where, DECODED["record_stats"]).select(*KEYS, F.col("snapshotId").alias("decodedIn"))
     rows = (latest.join(found, [*KEYS, "decodedIn"], "left_semi")
-            .select(*IDENTITY, "recordsWhole", "decodedIn").distinct().collect())
+            .select(*IDENTITY, "recordsWhole", "decodedIn").collect())
     n = len(IDENTITY)
     return {tuple(r)[:n]: (r.recordsWhole, r.decodedIn) for r in rows}
 
