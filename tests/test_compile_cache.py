@@ -60,6 +60,9 @@ def test_a_read_only_install_without_a_writable_home_compiles_once(tmp_path: Pat
 
 
 def test_the_cache_goes_where_it_can_be_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from numba.core import config
+
+    monkeypatch.setattr(config, "CACHE_DIR", config.CACHE_DIR)  # numba is imported here: choose() sets it too
     monkeypatch.delenv(compile_cache.ENV, raising=False)
     blocked = tmp_path / "a-file"
     blocked.write_text("")
@@ -77,4 +80,5 @@ def test_the_cache_goes_where_it_can_be_written(tmp_path: Path, monkeypatch: pyt
     # neither: the temporary directory
     monkeypatch.setenv("XDG_CACHE_HOME", str(blocked / "cache"))
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "temp"))
-    assert compile_cache.choose(read_only) == str(tmp_path / "temp" / f"kafkalog-spark-numba-{os.getuid()}")
+    chosen = str(tmp_path / "temp" / f"kafkalog-spark-numba-{os.getuid()}")
+    assert compile_cache.choose(read_only) == chosen and config.CACHE_DIR == chosen
