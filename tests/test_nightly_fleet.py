@@ -101,6 +101,7 @@ def test_brokers_log_dirs_of_one_path_are_told_apart_by_node_and_the_latest_snap
         INPUTS,
         LOG_DIRS_SCHEMA,
         broker_location,
+        fleet_by_age,
         member_rows,
         members,
         stale_brokers,
@@ -133,4 +134,5 @@ def test_brokers_log_dirs_of_one_path_are_told_apart_by_node_and_the_latest_snap
     recent = members(spark, fleet, since)
     assert [(m.name, m.node_id, m.snapshot_id) for m in recent] == [("/var/lib/kafka/data", 1, "b")]
     assert stale_brokers(spark, fleet, since) == [("c-node-2", T0)]
+    assert fleet_by_age(spark, fleet, since) == (recent, [("c-node-2", T0)])  # what the fleet step reads
     assert members(spark, fleet, T0) == found and stale_brokers(spark, fleet, T0) == []

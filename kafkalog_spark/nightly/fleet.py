@@ -131,27 +131,35 @@ def members(spark: SparkSession, where: TableLocation, since: dt.datetime | None
     ``where``, named as :mod:`this module <.fleet>` says; with ``since``, of the brokers whose latest snapshot is
     that recent only (:func:`stale_brokers` names the others). A log dir a broker no longer has leaves the fleet
     with the broker's next snapshot."""
-    found = []
+    return fleet_by_age(spark, where, since)[0]
+
+
+def stale_brokers(spark: SparkSession, where: TableLocation, since: dt.datetime) -> list[tuple[str, dt.datetime]]:
+    """The brokers (their warehouse's name, ``<cluster id>-node-<node id>``) whose latest committed snapshot is
+    older than ``since``, with its time: a broker that stopped reporting (decommissioned, or its job failing)."""
+    return sorted((_broker_name(location), _aware(latest.snapshotTime))
+                  for location, latest in _latest_snapshots(spark, where) if _aware(latest.snapshotTime) < since)
+
+
+def fleet_by_age(spark: SparkSession, where: TableLocation,
+                 since: dt.datetime | None) -> tuple[list[Member], list[tuple[str, dt.datetime]]]:
+    """:func:`members` and :func:`stale_brokers` (none without ``since``) from one read of each broker's
+    manifest."""
+    found, stale = [], []
     for location, latest in _latest_snapshots(spark, where):
         if since is not None and _aware(latest.snapshotTime) < since:
+            stale.append((_broker_name(location), _aware(latest.snapshotTime)))
             continue
         dirs = run_rows(spark, location, INPUTS["log_dirs"], latest.snapshotId, latest.runId)
         found += [(location, latest, r) for r in dirs.collect()]
     paths = [r.logDir for _, _, r in found]
     out = []
     for location, snapshot, r in found:
-        label = f"node-{r.nodeId}" if r.nodeId is not None else location.warehouse.rsplit("/", 1)[-1]
+        label = f"node-{r.nodeId}" if r.nodeId is not None else _broker_name(location)
         name = f"{label}:{r.logDir}" if paths.count(r.logDir) > 1 else r.logDir
         out.append(Member(name, r.logDir, r.clusterId, r.nodeId, location, snapshot.snapshotId, snapshot.runId,
                           snapshot.snapshotTime))
-    return sorted(out, key=lambda m: m.name)
-
-
-def stale_brokers(spark: SparkSession, where: TableLocation, since: dt.datetime) -> list[tuple[str, dt.datetime]]:
-    """The brokers (their warehouse's name, ``<cluster id>-node-<node id>``) whose latest committed snapshot is
-    older than ``since``, with its time: a broker that stopped reporting (decommissioned, or its job failing)."""
-    return sorted((location.warehouse.rstrip("/").rsplit("/", 1)[-1], _aware(latest.snapshotTime))
-                  for location, latest in _latest_snapshots(spark, where) if _aware(latest.snapshotTime) < since)
+    return sorted(out, key=lambda m: m.name), sorted(stale)
 
 
 def _latest_snapshots(spark: SparkSession, where: TableLocation) -> list[tuple[TableLocation, Row]]:
@@ -163,6 +171,11 @@ def _latest_snapshots(spark: SparkSession, where: TableLocation) -> list[tuple[T
         if latest is not None:
             out.append((location, latest))
     return out
+
+
+def _broker_name(location: TableLocation) -> str:
+    """A broker's own warehouse's name in the fleet's (:func:`broker_label`)."""
+    return location.warehouse.rstrip("/").rsplit("/", 1)[-1]
 
 
 def _aware(at: dt.datetime) -> dt.datetime:

@@ -40,10 +40,9 @@ from .fleet import (
     broker_label,
     broker_location,
     clusters_of,
+    fleet_by_age,
     fleet_tables,
-    members,
     members_table,
-    stale_brokers,
     stored_cluster_tables,
 )
 from .incremental import CACHE_TABLES, Reuse
@@ -122,7 +121,7 @@ def run_fleet(spark: SparkSession, config: NightlyConfig, now: Callable[[], dt.d
     started = (now or (lambda: dt.datetime.now(dt.UTC)))()
     configs = topic_configs(config)
     since = started - dt.timedelta(hours=config.fleet_max_age_hours)
-    fleet, stale = members(spark, config.location, since), stale_brokers(spark, config.location, since)
+    fleet, stale = fleet_by_age(spark, config.location, since)  # each broker's manifest read once
     left_out = ", ".join(f"{label} (latest snapshot {at:%Y-%m-%d %H:%M:%S} UTC)" for label, at in stale)
     if not fleet:
         raise NoFleet(f"fleet: no broker's run stored the fleet's inputs in {config.location.description} "
