@@ -58,6 +58,7 @@ from pyspark.sql.types import (
 from ..config import TopicConfig
 from ..config.topic_configs import ConfigSource, TopicConfigs
 from ..log.checkpoints import LOG_START_OFFSET_CHECKPOINT, REPLICATION_OFFSET_CHECKPOINT
+from .batch_summary import batch_summary
 from .grouping_keys import LOG_DIR, PARTITION
 from .loaded_offsets import OffsetSource, loaded_offsets, log_end_offset
 
@@ -331,16 +332,17 @@ def _ok(df: DataFrame) -> DataFrame:
     return df.where(F.col("problem").isNull()) if "problem" in df.columns else df
 
 
-def _plan_input(segments: DataFrame, batches: DataFrame, partition_files: DataFrame) -> DataFrame:
+def _plan_input(segments: DataFrame, batches: DataFrame | None, partition_files: DataFrame,
+                summary: DataFrame | None) -> DataFrame:
     seg = _ok(segments)
     if "status" in seg.columns:
         seg = seg.where(F.col("status") == "live")
     seg = seg.select(*PARTITION, "baseOffset", F.col("logSize").alias("size"),
                      F.unix_millis("logModified").alias("logMtimeMs"),
                      F.col("maxIndexedTimestamp").alias("maxIndexedTimestamp"))
-    stats = (_ok(batches).groupBy(*PARTITION, F.col("segmentBaseOffset").alias("baseOffset"))
-             .agg(F.max(F.when(F.col("maxTimestamp") >= 0, F.col("maxTimestamp"))).alias("maxBatchTimestamp"),
-                  F.max("lastOffset").alias("maxLastOffset")))
+    stats = (batch_summary(batches) if summary is None else summary).select(
+        *PARTITION, F.col("segmentBaseOffset").alias("baseOffset"),
+        F.col("largestTimestamp").alias("maxBatchTimestamp"), F.col("lastOffset").alias("maxLastOffset"))
     pf = _ok(partition_files)
     hw, lso = F.col("fileType") == REPLICATION_OFFSET_CHECKPOINT, F.col("fileType") == LOG_START_OFFSET_CHECKPOINT
     # the view has a row for each root checkpoint file present, with the partition's offset if it has a line
@@ -360,13 +362,16 @@ def _resolve(configs: ConfigSource, topics: list[str]) -> dict[str, RetentionPar
 PartitionPlanner = Callable[[list[dict[str, Any]], int, bool], list[dict[str, Any]]]
 
 
-def partition_planner(segments: DataFrame, batches: DataFrame, partition_files: DataFrame, configs: ConfigSource,
-                      what_if_configs: ConfigSource | None = None) -> tuple[DataFrame, PartitionPlanner]:
+def partition_planner(segments: DataFrame, batches: DataFrame | None, partition_files: DataFrame,
+                      configs: ConfigSource, what_if_configs: ConfigSource | None = None, *,
+                      summary: DataFrame | None = None) -> tuple[DataFrame, PartitionPlanner]:
     """The plan's input rows (one per live segment, to be grouped by log dir, topic and partition) and the function that
     plans one partition's group of them: ``planner(rows, as_of_ms, what_if)`` returns :func:`plan_partition`'s
     rows under the current configs, or under ``what_if_configs`` when ``what_if``. Configs are resolved here, on
-    the driver, so a bad config fails by name before any task; the planner is plain data and picklable."""
-    inputs = _plan_input(segments, batches, partition_files)
+    the driver, so a bad config fails by name before any task; the planner is plain data and picklable.
+    ``summary``: the batches' :func:`~.batch_summary.batch_summary` when the caller has it (``batches`` is then
+    not read)."""
+    inputs = _plan_input(segments, batches, partition_files, summary)
     topics = sorted({r.topic for r in _ok(segments).select("topic").distinct().collect()})
     params = {False: _resolve(configs, topics)}
     if what_if_configs is not None:
@@ -384,9 +389,10 @@ def partition_planner(segments: DataFrame, batches: DataFrame, partition_files: 
     return inputs, planner
 
 
-def _run(segments: DataFrame, batches: DataFrame, partition_files: DataFrame, configs, as_of_ms: int,
-         what_if_configs=None) -> DataFrame:
-    inputs, planner = partition_planner(segments, batches, partition_files, configs, what_if_configs)
+def _run(segments: DataFrame, batches: DataFrame | None, partition_files: DataFrame, configs, as_of_ms: int,
+         what_if_configs=None, summary: DataFrame | None = None) -> DataFrame:
+    inputs, planner = partition_planner(segments, batches, partition_files, configs, what_if_configs,
+                                        summary=summary)
     what_if = what_if_configs is not None
     schema = WHAT_IF_SCHEMA if what_if else PLAN_SCHEMA
 
@@ -407,8 +413,8 @@ def _run(segments: DataFrame, batches: DataFrame, partition_files: DataFrame, co
     return inputs.groupBy(*PARTITION).applyInArrow(plan_group, schema=schema)
 
 
-def retention_plan(segments: DataFrame, batches: DataFrame, partition_files: DataFrame,
-                   configs: ConfigSource, as_of_ms: int) -> DataFrame:
+def retention_plan(segments: DataFrame, batches: DataFrame | None, partition_files: DataFrame,
+                   configs: ConfigSource, as_of_ms: int, *, summary: DataFrame | None = None) -> DataFrame:
     """One row per live segment (:data:`PLAN_SCHEMA`): what the broker's retention deletes at ``as_of_ms``.
 
     ``configs``: the topics' effective configs, a :class:`~kafkalog_spark.config.TopicConfigs` (or what its
@@ -416,9 +422,10 @@ def retention_plan(segments: DataFrame, batches: DataFrame, partition_files: Dat
     per-partition results (log start/end offsets, high watermark, new log start offset) are repeated on each
     of the partition's rows;
     :func:`partition_summary` gives one row per partition. ``batches`` may be restricted (e.g. to the active
-    segments): largest timestamps then come from the time indexes.
+    segments): largest timestamps then come from the time indexes. ``summary``: the batches'
+    :func:`~.batch_summary.batch_summary` when the caller has it (``batches`` is then not read).
     """
-    return _run(segments, batches, partition_files, configs, as_of_ms)
+    return _run(segments, batches, partition_files, configs, as_of_ms, summary=summary)
 
 
 def retention_what_if(segments: DataFrame, batches: DataFrame, partition_files: DataFrame,

@@ -45,6 +45,7 @@ from pyspark.sql import functions as F
 
 from ..log import time_index
 from ..log.checkpoints import CLEANER_OFFSET_CHECKPOINT
+from .batch_summary import batch_summary
 from .finding_columns import KEYS, base_offset_from_file, candidate, emit, finding, ok, problems, sibling_file, text
 from .grouping_keys import PARTITION
 
@@ -129,15 +130,13 @@ def batch_findings(views: Mapping[str, DataFrame], live: DataFrame) -> DataFrame
 
 
 def segment_summary(views: Mapping[str, DataFrame], live: DataFrame) -> DataFrame:
-    """Live segments with a .log, with their batches' first offsets, last offset and largest timestamp."""
-    summary = ok(views["batches"]).groupBy(*KEYS).agg(
-        F.min_by("baseOffset", "position").alias("firstBase"),
-        F.min_by("lastOffset", "position").alias("firstLast"),
-        F.min("position").alias("firstPosition"),
-        F.max("lastOffset").alias("maxLast"),
-        F.max("maxTimestamp").alias("maxBatchTimestamp"),
-        F.max_by("position", "maxTimestamp").alias("maxTimestampPosition"),
-    )
+    """Live segments with a .log, with their batches' first offsets, last offset and largest timestamp: from
+    ``views['batch_summary']`` (:func:`~.batch_summary.batch_summary`) when given, else from the batches."""
+    summary = views["batch_summary"] if "batch_summary" in views else batch_summary(views["batches"])
+    summary = summary.select(*KEYS, F.col("firstBatchBaseOffset").alias("firstBase"),
+                             F.col("firstBatchLastOffset").alias("firstLast"), "firstPosition",
+                             F.col("lastOffset").alias("maxLast"), F.col("maxTimestamp").alias("maxBatchTimestamp"),
+                             "maxTimestampPosition")
     return live.where(F.col("logFile").isNotNull()).join(summary, KEYS, "left")
 
 

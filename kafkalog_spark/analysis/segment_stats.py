@@ -12,8 +12,8 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
 from ..config.topic_configs import ConfigSource, TopicConfigs
-from ..format.compression import CODEC_LABELS
 from ..schemas import KEY_SKETCH_SIZE as DISTINCT_KEYS_K
+from .batch_summary import batch_summary
 from .grouping_keys import PARTITION
 from .grouping_keys import SEGMENT as KEYS  # the views' names; the output says baseOffset
 from .topic_config_table import topic_configs, topics_of
@@ -25,54 +25,15 @@ def _ok(df: DataFrame) -> DataFrame:
     return df.where(F.col("problem").isNull())
 
 
-def _approx_distinct(c: Column) -> Column:
-    """Distinct non-null values, estimated with an Apache DataSketches HLL sketch: Spark (DataSketches' Java library)
-    and the local engine (Sail, its Rust port) give the same number, where their ``approx_count_distinct`` (each its
-    own HyperLogLog) differ (Spark's said 24 of the 23 distinct keys of segments of the sample corpus)."""
-    return F.hll_sketch_estimate(F.hll_sketch_agg(c))
+_BATCH_COLUMNS = ("batches", "declaredRecords", "firstOffset", "lastOffset", "maxTimestamp", "timestampTypes",
+                  "batchBytes", "avgBatchSize", "maxBatchSize", "transactionalBatches", "controlBatches",
+                  "invalidBatches", "emptyBatches", "deleteHorizonBatches", "producerIds", "codecMix", "firstBatchSize",
+                  "firstBatchMaxTimestamp", "firstBatchLastOffset")
 
 
-# Batches per compression codec: the codec is one of the eight labels of its three attribute bits, so counting per
-# label is part of the one aggregation over the batches (no second pass); codecs without a batch are left out.
-_CODEC_COUNTS = [(label, f"_codec{i}") for i, label in enumerate(CODEC_LABELS)]
-
-
-def _codec_mix() -> Column:
-    # the counts coalesced: a map of non-null values, the type the tables have always had (map<string,bigint> with
-    # valueContainsNull false), so appends to an existing table keep its schema
-    return F.map_from_entries(F.array_compact(F.array(*[
-        F.when(F.col(name) > 0, F.struct(F.lit(label).alias("compresscodec"),
-                                         F.coalesce(F.col(name), F.lit(0).cast("long")).alias("count")))
-        for label, name in _CODEC_COUNTS])))
-
-
-def _batch_stats(batches: DataFrame) -> DataFrame:
-    """Per segment, its batches' aggregates, in one pass over the batches view (a pass decodes it again when it is
-    not cached): the first batch is the one at the smallest position."""
-    first = F.min(F.struct(F.col("position"), F.col("size").alias("firstBatchSize"),
-                           F.col("maxTimestamp").alias("firstBatchMaxTimestamp"),
-                           F.col("lastOffset").alias("firstBatchLastOffset")))
-    agg = _ok(batches).groupBy(*KEYS).agg(
-        F.count("*").alias("batches"),
-        F.sum("count").alias("declaredRecords"),
-        F.min(F.coalesce("baseOffset", "lastOffset")).alias("firstOffset"),
-        F.max("lastOffset").alias("lastOffset"),
-        F.max("maxTimestamp").alias("maxTimestamp"),
-        F.array_sort(F.collect_set("timestampType")).alias("timestampTypes"),
-        F.sum("size").alias("batchBytes"),
-        F.avg("size").alias("avgBatchSize"),
-        F.max("size").alias("maxBatchSize"),
-        F.sum(F.col("isTransactional").cast("int")).alias("transactionalBatches"),
-        F.sum(F.col("isControl").cast("int")).alias("controlBatches"),
-        F.sum((~F.col("isValid")).cast("int")).alias("invalidBatches"),
-        F.sum((F.col("count") == 0).cast("int")).alias("emptyBatches"),
-        F.sum(F.col("deleteHorizonMs").isNotNull().cast("int")).alias("deleteHorizonBatches"),
-        _approx_distinct(F.when(F.col("producerId") >= 0, F.col("producerId"))).alias("producerIds"),
-        *[F.sum((F.col("compresscodec") == label).cast("long")).alias(name) for label, name in _CODEC_COUNTS],
-        first.alias("_first"),
-    )
-    return agg.select("*", _codec_mix().alias("codecMix"), "_first.firstBatchSize", "_first.firstBatchMaxTimestamp",
-                      "_first.firstBatchLastOffset").drop("_first", *[name for _, name in _CODEC_COUNTS])
+def _batch_stats(summary: DataFrame) -> DataFrame:
+    """Per segment, what the statistics take of its batches' summary."""
+    return summary.select(*KEYS, *_BATCH_COLUMNS)
 
 
 def _distinct_keys(hashes: Column) -> Column:
@@ -120,17 +81,19 @@ def _roll_reason(next_first_size: Column, next_first_ts: Column, next_last_offse
             .when(overflow, "offset_overflow").otherwise("unknown"))
 
 
-def segment_stats(segments: DataFrame, batches: DataFrame, record_stats: DataFrame,
-                  configs: ConfigSource = None) -> DataFrame:
+def segment_stats(segments: DataFrame, batches: DataFrame | None, record_stats: DataFrame,
+                  configs: ConfigSource = None, *, summary: DataFrame | None = None) -> DataFrame:
     """One row per live segment of each log dir, from the segments, batches and record_stats views of the same
     paths. ``configs``:
     the topics' effective configs (a :class:`~kafkalog_spark.config.TopicConfigs`, or what
     :meth:`~kafkalog_spark.config.TopicConfigs.of` takes; None: Kafka's defaults), for the roll limits
-    segment.bytes, segment.ms and segment.index.bytes."""
+    segment.bytes, segment.ms and segment.index.bytes. ``summary``: the batches'
+    :func:`~.batch_summary.batch_summary` when the caller has it (``batches`` is then not read)."""
     seg = (_ok(segments).where("status = 'live'").withColumnRenamed("baseOffset", "segmentBaseOffset")
            .select(*KEYS, "isActive", "nextBaseOffset", "logFile", "logSize", "indexSize", "timeIndexSize",
                    "txnIndexSize", "indexEntries", "timeIndexEntries", "logModified"))
-    stats = seg.join(_batch_stats(batches), KEYS, "left").join(_record_stats(record_stats), KEYS, "left")
+    per_segment = _batch_stats(batch_summary(batches) if summary is None else summary)
+    stats = seg.join(per_segment, KEYS, "left").join(_record_stats(record_stats), KEYS, "left")
     limits = (topic_configs(segments.sparkSession, TopicConfigs.of(configs), topics_of(segments))
               .select("topic", "segmentBytes", "segmentMs", "segmentIndexBytes"))
     stats = stats.join(F.broadcast(limits), "topic", "left")

@@ -39,14 +39,17 @@ def read_cached_views(spark: SparkSession, log_dirs: Sequence[str], include_inte
     alone) and the records of the compacted topics (``configs``' cleanup.policy; None: Kafka's defaults), without
     their values and headers (:func:`~kafkalog_spark.analysis.record_sizes.without_payloads`).
 
-    The views also hold, as ``index_entry_findings`` (:data:`~.incremental.ENTRY_FINDINGS_VIEW`), the findings of
-    the segments' index entries (:func:`~kafkalog_spark.analysis.index_validation.entry_findings`).
+    The views also hold, as ``batch_summary``, the batches' aggregates per segment
+    (:func:`~kafkalog_spark.analysis.batch_summary.batch_summary`), and, as ``index_entry_findings``
+    (:data:`~.incremental.ENTRY_FINDINGS_VIEW`), the findings of the segments' index entries
+    (:func:`~kafkalog_spark.analysis.index_validation.entry_findings`).
 
     ``reuse``: an incremental run's (:class:`~.incremental.Reuse`): it decides from the listing which segments to
     decode (and whose index entries to read), and gives the other segments' rows and entry findings, read back
     from the warehouse; the views then also hold, under the names of :data:`~.incremental.CACHE_TABLES`, what this
     run keeps for the next. ``polite``: the segments read leave the page cache as found
     (:mod:`kafkalog_spark.log.page_cache`)."""
+    from ..analysis.batch_summary import batch_summary
     from ..analysis.compaction import compacted_topics
     from ..analysis.index_validation import entry_findings
     from ..analysis.record_sizes import without_payloads
@@ -70,6 +73,8 @@ def read_cached_views(spark: SparkSession, log_dirs: Sequence[str], include_inte
     if reuse:
         decoded = reuse.with_reused(decoded, compacted)
     views |= {name: df.persist() for name, df in decoded.items()}
+    # per segment, the batches' aggregates the segment statistics, the retention plans and the checks read: once
+    views["batch_summary"] = batch_summary(views["batches"]).persist()
     findings = entry_findings(views)
     views[ENTRY_FINDINGS_VIEW] = (reuse.with_reused_findings(findings) if reuse else findings).persist()
     if reuse:
@@ -175,7 +180,8 @@ def compute(spark: SparkSession, views: dict[str, DataFrame], configs: TopicConf
                                                          _records_reader(spark, log_dirs))
     if replica_records is not None and more is not None:
         replica_records.append(more)
-    segments = segment_stats(views["segments"], views["batches"], views["record_stats"], configs)
+    summary = views["batch_summary"]
+    segments = segment_stats(views["segments"], views["batches"], views["record_stats"], configs, summary=summary)
     partitions = partition_stats(segments, views["partition_files"])
     return {
         "segment_stats": segments,
@@ -184,10 +190,9 @@ def compute(spark: SparkSession, views: dict[str, DataFrame], configs: TopicConf
         "index_findings": index_findings(spark, views, log_dirs=log_dirs,
                                          entry_rows=views.get(ENTRY_FINDINGS_VIEW)).unionByName(replica_problems),
         "retention_plan": retention_plan(views["segments"], views["batches"], views["partition_files"], configs,
-                                         now_ms),
+                                         now_ms, summary=summary),
         "retention_forecast": retention_forecast(views["segments"], views["batches"], views["partition_files"],
-                                                 configs, now_ms,
-                                                 what_if_configs=what_if_configs),
+                                                 configs, now_ms, what_if_configs=what_if_configs, summary=summary),
         "compaction_preview": compaction.partitions,
         "compaction_preview_segments": compaction.segments,
         "topic_configs": topic_rows,

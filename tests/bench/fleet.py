@@ -39,7 +39,7 @@ RESULTS = DATA_DIR / "results-fleet.json"
 SEGMENT_BYTES = 2 * MIB
 BATCH_BYTES = 16 * 1024
 CODECS = "none,lz4,zstd"
-GENERATOR_VERSION = "GenSegment.java fleet v1"
+GENERATOR_VERSION = "GenSegment.java fleet v2"
 # stats and validate run on Spark (--engine spark); the -local jobs on the local engine (--engine local)
 JOBS = ("nightly", "report", "stats", "validate", "stats-local", "validate-local")
 

@@ -48,13 +48,14 @@ def _last_segments(log_dir: Path) -> dict[Path, int]:
 
 def link_copy(log_dir: Path, target: Path, with_last: bool) -> int:
     """Hard links of ``log_dir``'s files in ``target`` (made once), without or (then) with each partition's last
-    segment's files; returns the bytes of `.log` files linked in all."""
+    segment's files and the producer snapshots from its base offset on (the last one a clean shutdown's, at the
+    log end); returns the bytes of `.log` files linked in all."""
     last = _last_segments(log_dir)
     for path in log_dir.rglob("*"):
         if path.is_dir():
             continue
         rel = path.relative_to(log_dir)
-        held_back = path.parent in last and path.stem.isdigit() and int(path.stem) == last[path.parent]
+        held_back = path.parent in last and path.stem.isdigit() and int(path.stem) >= last[path.parent]
         dest = target / rel
         if (held_back and not with_last) or dest.exists():
             continue

@@ -15,8 +15,10 @@
  *
  * A broker log dir of <partitions> partitions <topic>-<n> (codecs in turn), each written through the broker's
  * own LogSegment (kafka-storage): segments rolled at <segment bytes>, with the .index and .timeindex entries
- * Kafka writes every 4096 bytes (log.index.interval.bytes) and trims when a segment rolls. Prints one line per
- * partition: "<partition dir> records=<n> batches=<n> bytes=<n>".
+ * Kafka writes every 4096 bytes (log.index.interval.bytes) and trims when a segment rolls, the producer state
+ * snapshot the broker's ProducerStateManager takes at every roll and at a clean shutdown (<offset>.snapshot), the
+ * partition.metadata and leader-epoch-checkpoint files of a KRaft broker's partition (epoch 0 from offset 0).
+ * Prints one line per partition: "<partition dir> records=<n> batches=<n> bytes=<n>".
  */
 
 import java.nio.ByteBuffer;
@@ -29,9 +31,11 @@ import java.nio.file.StandardOpenOption;
 import java.io.File;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 import java.util.SplittableRandom;
 import org.apache.kafka.clients.producer.internals.ProducerBatch;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.compress.Compression;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.internals.RecordHeader;
@@ -42,8 +46,12 @@ import org.apache.kafka.common.record.RecordBatch;
 import org.apache.kafka.common.record.TimestampType;
 import org.apache.kafka.common.utils.ProducerIdAndEpoch;
 import org.apache.kafka.common.utils.Time;
+import org.apache.kafka.storage.internals.log.AppendOrigin;
 import org.apache.kafka.storage.internals.log.LogConfig;
 import org.apache.kafka.storage.internals.log.LogSegment;
+import org.apache.kafka.storage.internals.log.ProducerAppendInfo;
+import org.apache.kafka.storage.internals.log.ProducerStateManager;
+import org.apache.kafka.storage.internals.log.ProducerStateManagerConfig;
 
 public class GenSegment {
     private static final String[] EVENTS = {"view", "click", "add_to_cart", "checkout", "search", "login"};
@@ -138,6 +146,12 @@ public class GenSegment {
         System.out.println("records=" + offset + " batches=" + batches + " bytes=" + written);
     }
 
+    /** A KRaft broker's partition.metadata (a topic id) and leader-epoch-checkpoint (epoch 0 from offset 0). */
+    private static void writePartitionFiles(File dir, Uuid topicId) throws java.io.IOException {
+        Files.writeString(new File(dir, "partition.metadata").toPath(), "version: 0\ntopic_id: " + topicId + "\n");
+        Files.writeString(new File(dir, "leader-epoch-checkpoint").toPath(), "0\n1\n0 0\n");
+    }
+
     private static void fleet(String[] args) throws Exception {
         File logDir = new File(args[1]);
         int partitions = Integer.parseInt(args[2]);
@@ -148,6 +162,7 @@ public class GenSegment {
         String topic = args[7];
         String[] codecs = args[8].split(",");
         LogConfig config = new LogConfig(Map.of("segment.bytes", Integer.toString(segmentBytes)));
+        Uuid topicId = new Uuid(topic.hashCode(), PRODUCER_ID);  // one id for the topic, the same every time
         for (int p = 0; p < partitions; p++) {
             TopicPartition tp = new TopicPartition(topic, p);
             Compression compression = Compression.of(codecs[p % codecs.length]).build();
@@ -161,22 +176,34 @@ public class GenSegment {
             long offset = 0;
             long written = 0;
             long batches = 0;
+            writePartitionFiles(dir, topicId);
+            ProducerStateManager producers = new ProducerStateManager(tp, dir, 900_000,
+                    new ProducerStateManagerConfig(86_400_000, false), Time.SYSTEM);
             LogSegment segment = LogSegment.open(dir, 0, config, Time.SYSTEM, 0, false);
             while (written < partitionBytes) {
                 MemoryRecords records = nextBatch(rnd, rec, offset, compression, batchBytes, tp, producer);
                 if (segment.size() + records.sizeInBytes() > segmentBytes) {  // UnifiedLog.maybeRoll, by size
                     segment.onBecomeInactiveSegment();
                     segment.close();
+                    producers.updateMapEndOffset(offset);  // UnifiedLog.roll: a snapshot at the new base offset
+                    producers.takeSnapshot();
                     segment = LogSegment.open(dir, offset, config, Time.SYSTEM, 0, false);
                 }
                 long last = lastOffset(records);
                 segment.append(last, records);
+                for (MutableRecordBatch b : records.batches()) {  // UnifiedLog.append: the producer state follows
+                    ProducerAppendInfo info = producers.prepareUpdate(b.producerId(), AppendOrigin.CLIENT);
+                    info.append(b, Optional.empty());
+                    producers.update(info);
+                }
+                producers.updateMapEndOffset(last + 1);
                 written += records.sizeInBytes();
                 offset = last + 1;
                 batches++;
             }
             segment.flush();
             segment.close();
+            producers.takeSnapshot();  // UnifiedLog.close: a clean shutdown's snapshot at the log end
             System.out.println(dir + " records=" + offset + " batches=" + batches + " bytes=" + written);
         }
     }
