@@ -154,10 +154,12 @@ def compared_replicas(views: dict[str, DataFrame], brokers: dict[str, tuple[str 
 
 def compute(spark: SparkSession, views: dict[str, DataFrame], configs: TopicConfigs, log_dirs: Sequence[str],
             now_ms: int, what_if_configs: TopicConfigs | None = None, *,
-            replica_records: list[DataFrame] | None = None) -> dict[str, DataFrame]:
+            replica_records: list[DataFrame] | None = None,
+            cached: list[DataFrame] | None = None) -> dict[str, DataFrame]:
     """Every table of the job for ``views`` of ``log_dirs``; ``what_if_configs``: the configs the retention
     forecast also runs under (:func:`what_if_configs`). ``replica_records``, when given, gets the records the
-    replica comparison read beyond ``views`` (if it read any)."""
+    replica comparison read beyond ``views`` (if it read any); ``cached``, when given, the DataFrames the tables
+    share that are cached (the caller unpersists them once the tables are written; else they stay cached)."""
     from ..analysis.compaction import compaction_preview
     from ..analysis.index_validation import index_findings
     from ..analysis.log_offsets import log_offsets
@@ -173,6 +175,8 @@ def compute(spark: SparkSession, views: dict[str, DataFrame], configs: TopicConf
     context = collect_partition_context(views["segments"], views["partition_files"])
     compaction = compaction_preview(views["records"], views["batches"], views["segments"], views["partition_files"],
                                     configs, now_ms, include_records=False, context=context)
+    if cached is not None and compaction.cached is not None:
+        cached.append(compaction.cached)
     # each log dir's topics with their effective configs (the configs are per topic, the table per log dir)
     dir_topics = views["segments"].where("problem is null").select("logDir", "topic").distinct()
     topic_rows = topic_configs_table(spark, configs, topics_of(views["segments"])).join(dir_topics, "topic")
@@ -309,7 +313,7 @@ def analysed(spark: SparkSession, log_dirs: Sequence[str], started: dt.datetime,
     try:
         read_more: list[DataFrame] = []
         tables = compute(spark, views, configs, log_dirs, int(started.timestamp() * 1000), alternative,
-                         replica_records=read_more)
+                         replica_records=read_more, cached=cached)
         # partition_stats and log_dir_stats are built on segment_stats, and index_findings holds the replica
         # comparison's findings: cached, each is computed once, not per table
         cached += [tables["segment_stats"].persist(), tables["replica_comparison"].persist()]
