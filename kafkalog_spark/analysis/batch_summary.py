@@ -19,7 +19,7 @@ from .grouping_keys import SEGMENT as KEYS
 _CODEC_COUNTS = [(label, f"_codec{i}") for i, label in enumerate(CODEC_LABELS)]
 
 
-def approx_distinct(c: Column) -> Column:
+def _approx_distinct(c: Column) -> Column:
     """Distinct non-null values, estimated with an Apache DataSketches HLL sketch: Spark (DataSketches' Java library)
     and the local engine (Sail, its Rust port) give the same number, where their ``approx_count_distinct`` (each its
     own HyperLogLog) differ (Spark's said 24 of the 23 distinct keys of segments of the sample corpus)."""
@@ -44,8 +44,7 @@ def batch_summary(batches: DataFrame) -> DataFrame:
       (estimated distinct producer ids), ``codecMix`` (batches per codec), ``timestampTypes``;
     - sizes: ``batchBytes``, ``avgBatchSize``, ``maxBatchSize``;
     - offsets: ``firstOffset`` (the smallest, a legacy wrapper's last offset where its base is unknown),
-      ``lastOffset`` (the largest), ``lastOffsetWithBase`` (the largest of the batches whose base offset is
-      known: not a legacy wrapper's);
+      ``lastOffset`` (the largest);
     - times: ``maxTimestamp`` (the largest, -1 included), ``largestTimestamp`` (the largest at or above 0, as
       retention reads it: a batch without a timestamp does not count), ``maxTimestampPosition`` (the position of a
       batch holding ``maxTimestamp``);
@@ -61,7 +60,6 @@ def batch_summary(batches: DataFrame) -> DataFrame:
         F.sum("count").alias("declaredRecords"),
         F.min(F.coalesce("baseOffset", "lastOffset")).alias("firstOffset"),
         F.max("lastOffset").alias("lastOffset"),
-        F.max(F.when(F.col("baseOffset").isNotNull(), F.col("lastOffset"))).alias("lastOffsetWithBase"),
         F.max("maxTimestamp").alias("maxTimestamp"),
         F.max(F.when(F.col("maxTimestamp") >= 0, F.col("maxTimestamp"))).alias("largestTimestamp"),
         F.max_by("position", "maxTimestamp").alias("maxTimestampPosition"),
@@ -74,7 +72,7 @@ def batch_summary(batches: DataFrame) -> DataFrame:
         F.sum((~F.col("isValid")).cast("int")).alias("invalidBatches"),
         F.sum((F.col("count") == 0).cast("int")).alias("emptyBatches"),
         F.sum(F.col("deleteHorizonMs").isNotNull().cast("int")).alias("deleteHorizonBatches"),
-        approx_distinct(F.when(F.col("producerId") >= 0, F.col("producerId"))).alias("producerIds"),
+        _approx_distinct(F.when(F.col("producerId") >= 0, F.col("producerId"))).alias("producerIds"),
         *[F.sum((F.col("compresscodec") == label).cast("long")).alias(name) for label, name in _CODEC_COUNTS],
         first.alias("_first"),
     )

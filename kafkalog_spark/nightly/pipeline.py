@@ -184,7 +184,7 @@ def compute(spark: SparkSession, views: dict[str, DataFrame], configs: TopicConf
                                                          _records_reader(spark, log_dirs))
     if replica_records is not None and more is not None:
         replica_records.append(more)
-    summary = views["batch_summary"]
+    summary = views.get("batch_summary")  # read_cached_views' (else each analysis aggregates the batches itself)
     segments = segment_stats(views["segments"], views["batches"], views["record_stats"], configs, summary=summary)
     partitions = partition_stats(segments, views["partition_files"])
     return {
