@@ -361,3 +361,15 @@ TOPIC_CATALOG = StructType(
         StructField("asOfOffset", LongType()),  # the last metadata offset the image includes
     ]
 )
+
+METADATA_CONFIGS = StructType(
+    [
+        StructField("resourceType", StringType()),  # TOPIC or BROKER
+        StructField("resourceName", StringType()),  # a topic's name; a node id, or "" for the cluster-wide default
+        StructField("name", StringType()),  # the config key, as the AdminClient names it
+        StructField("value", StringType()),
+        StructField("offset", LongType()),  # the ConfigRecord's metadata log offset; null when it came from a snapshot
+        StructField("snapshotEndOffset", LongType()),  # the snapshot it came from (null: from the log)
+        StructField("asOfOffset", LongType()),  # the last metadata offset the image includes
+    ]
+)

@@ -334,3 +334,29 @@ def test_undecodable_records_are_findings_and_the_rest_is_read(spark, tmp_path: 
     assert {(p.file, p.position) for p in problems} == {(str(log_dir / "__consumer_offsets-0" / CRAFTED_LOG), 0)}
     data = [(r.topic, r.partition, r.isTombstone) for r in rows if r.problem is None]
     assert ("t", 4, True) in data  # the tombstone after the bad records is read
+
+
+def test_the_metadata_logs_topic_configs_are_the_admin_apis(corpus, spark) -> None:
+    from kafkalog_spark.source.cluster_configs import read_cluster_configs
+
+    configs = read_cluster_configs(spark, [corpus["broker"]], TopicConfigs(kafka_version=corpus["version"]))
+    for name, topic in corpus["oracle"]["topics"].items():
+        expected = topic["configs"]
+        layer = configs.cluster.topics.get(name, {})
+        assert {k: v for k, (v, _) in layer.items()} == expected, name  # describeConfigs' DYNAMIC_TOPIC_CONFIG
+        assert all(configs[name].sources[k].startswith("dynamic-topic@") for k in expected), name
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_retention_plan_applies_the_retention_the_metadata_log_records(spark, capsys, version: str) -> None:
+    oracle = _oracle(version)
+    hours = {t: int(c["configs"]["retention.ms"]) / 3_600_000 for t, c in oracle["topics"].items()
+             if "retention.ms" in c["configs"]}
+    assert hours == {"orders": 1, "payments": 24}  # set on the topics only: no --topic-config says so
+    args = ("retention-plan", str(INTERNAL / version / "broker"), "--kafka-version", version, "--topics",
+            "orders,payments", "--as-of", str(oracle["stopped_at_ms"] + 2 * 3_600_000))
+    _, rows, _ = _cli(capsys, *args)
+    deletable = {(r["topic"], r["deletable"]) for r in rows if r["size"]}
+    assert deletable == {("orders", True), ("payments", False)}  # 2 hours on: past 1 hour, within 24
+    _, rows, _ = _cli(capsys, *args, "--no-metadata-configs")
+    assert {r["topic"] for r in rows if r["deletable"]} == set()  # Kafka's default: 7 days

@@ -12,6 +12,7 @@ import re
 import shutil
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -34,6 +35,7 @@ BROKER_PROPS: dict[str, Any] = {
     "log.message.timestamp.difference.max.ms": 1000,  # 3.9 only: before/after fall back to it
     "max.decompressed.message.bytes": 5000,  # 4.x only
     "offsets.topic.segment.bytes": 2 * 1024 * 1024,
+    "metadata.log.max.snapshot.interval.ms": 2000,  # a metadata snapshot holds some of the dynamic configs below
 }
 SHARE_PROPS: dict[str, Any] = {  # __share_group_state on a single node (4.x)
     "share.coordinator.state.topic.num.partitions": 1,
@@ -70,6 +72,20 @@ CANDIDATES = [
 ]
 INTERNAL = ("__consumer_offsets", "__transaction_state")
 DYNAMIC_TOPIC_CONFIG = 1  # confluent_kafka ConfigSource values
+# ConfigSource -> the layer our sources name
+LAYERS = {1: ("dynamic-topic@", "internal"), 2: ("dynamic-broker@",), 3: ("dynamic-broker-default@",), 4: ("broker",),
+          5: ("default",)}  # STATIC_BROKER_CONFIG, DEFAULT_CONFIG
+# kafka-configs --alter after the topics exist, in this order: (resource type, name, {key: value or None (delete)});
+# a metadata snapshot is taken after the first three, so the image holds some values from it, some from the log
+ALTERS: list[tuple[str, str, dict[str, str | None]]] = [
+    ("BROKER", "", {"log.retention.ms": "7200000", "log.cleaner.min.cleanable.ratio": "0.35",
+                    "log.cleaner.delete.retention.ms": "12345"}),
+    ("BROKER", "1", {"log.cleaner.min.cleanable.ratio": "0.4"}),
+    ("TOPIC", "plain", {"retention.bytes": "123456789", "max.compaction.lag.ms": "86400000"}),
+    ("TOPIC", "compacted", {"delete.retention.ms": None, "segment.ms": "600000"}),  # back to the broker default
+    ("TOPIC", "plain", {"max.compaction.lag.ms": None}),
+    ("BROKER", "1", {"log.segment.bytes": "2097152"}),
+]
 
 
 @dataclass
@@ -80,6 +96,8 @@ class Observed:
     described: dict[str, dict[str, tuple[str, int]]]  # topic -> key -> (value, source)
     validated: dict[tuple[str, str], str | None]  # candidate -> None (accepted) or the broker's error
     share_group: bool  # __share_group_state made (4.x, librdkafka's share consumer)
+    log_dir: Path  # the broker's log dir, the broker stopped
+    altered: dict[str, dict[str, tuple[str, int]]]  # described again after ALTERS
 
 
 def _make_internal_topics(broker, dist_major: str) -> bool:
@@ -125,6 +143,27 @@ def _describe(admin, topics) -> dict[str, dict[str, tuple[str, int]]]:
     return out
 
 
+def _alter(broker, kind: str, name: str, config: dict[str, str | None]) -> None:
+    """kafka-configs --alter (Kafka's own ConfigCommand: librdkafka cannot name the cluster-wide broker default)."""
+    main = "kafka.admin.ConfigCommand" if broker.dist.major == "3" else "org.apache.kafka.tools.ConfigCommand"
+    entity = ["--entity-type", "brokers" if kind == "BROKER" else "topics",
+              *(["--entity-default"] if name == "" else ["--entity-name", name])]
+    added = ",".join(f"{k}={v}" for k, v in config.items() if v is not None)
+    deleted = ",".join(k for k, v in config.items() if v is None)
+    changes = [*(["--add-config", added] if added else []), *(["--delete-config", deleted] if deleted else [])]
+    broker.dist.run_java(main, "--bootstrap-server", broker.bootstrap, *entity, "--alter", *changes)
+
+
+def _snapshot_after(log_dir: Path, since: float, timeout: float = 30.0) -> None:
+    """Wait for a metadata snapshot (`.checkpoint`) written after ``since`` (metadata.log.max.snapshot.interval.ms)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if any(p.stat().st_mtime > since for p in (log_dir / "__cluster_metadata-0").glob("*.checkpoint")):
+            return
+        time.sleep(0.5)
+    raise AssertionError("the broker wrote no metadata snapshot after the dynamic configs")
+
+
 def _validate(admin, key: str, value: str) -> str | None:
     from confluent_kafka.admin import NewTopic
 
@@ -157,7 +196,12 @@ def observed(request, tmp_path_factory) -> Observed:
         validated = {(k, v): _validate(admin, k, v) for k, v in CANDIDATES}
         version = parse_kafka_version(request.param)
         broker_config = load_broker_properties(broker.work_dir / "server.properties", version)
-    return Observed(version, broker_config, created, described, validated, share_group)
+        for n, (kind, name, config) in enumerate(ALTERS):
+            if n == 3:
+                _snapshot_after(broker.log_dir, time.time() - 0.1)
+            _alter(broker, kind, name, config)
+        altered = _describe(admin, topics)
+    return Observed(version, broker_config, created, described, validated, share_group, broker.log_dir, altered)
 
 
 def _model(obs: Observed, topic: str):
@@ -226,3 +270,59 @@ def test_the_model_rejects_what_the_broker_rejects(observed: Observed, key: str,
         assert re.search(rf"(at least|between) {bound[1]}\b", ours), (theirs, ours)
     if "Unknown topic config name" in theirs:
         assert re.search(r"unknown topic config key|not a config of Kafka|removed in Kafka", ours), (theirs, ours)
+
+
+@pytest.fixture(scope="module")
+def from_metadata(observed: Observed, spark):
+    """Our configs of the stopped broker's topics: its server.properties, and what its log dir's metadata records."""
+    from kafkalog_spark.config import TopicConfigs
+    from kafkalog_spark.source.cluster_configs import read_cluster_configs
+
+    return read_cluster_configs(spark, [str(observed.log_dir)],
+                                TopicConfigs(observed.broker_config, kafka_version=observed.version))
+
+
+def test_the_metadata_logs_dynamic_configs_give_what_describe_configs_reports(observed: Observed,
+                                                                              from_metadata) -> None:
+    assert from_metadata.cluster is not None, "the metadata log's configs were not found"
+    changed = 0
+    for topic, entries in observed.altered.items():
+        config = from_metadata[topic]
+        for key, (value, source) in entries.items():
+            assert _same(key, config.raw[key], value, observed.version), (topic, key, config.raw[key], value)
+            # the dynamic layers exactly; static and default alike (a 3.9 bound derived from the broker's
+            # difference is the broker's to us, a default to describeConfigs)
+            ours = config.sources[key]
+            assert ours.startswith(LAYERS[source]) or (source > 3 and ours in ("broker", "default")), (
+                topic, key, ours, source)
+            changed += entries[key] != observed.described[topic][key]
+    # the alters changed values or their layer in every topic (the cluster-wide defaults reach them all)
+    assert changed >= 3 * len(observed.altered), changed
+    assert observed.altered["compacted"]["delete.retention.ms"] == ("12345", 3)
+
+
+def test_each_dynamic_value_names_the_offset_or_snapshot_it_came_from(observed: Observed, from_metadata) -> None:
+    # the newest snapshot, by its file name: values set before its end offset come from it, later ones from the log
+    newest = max(int(p.name.split("-")[0]) for p in (observed.log_dir / "__cluster_metadata-0").glob("*.checkpoint"))
+    plain, compacted = from_metadata["plain"].sources, from_metadata["compacted"].sources
+    in_order = [plain["retention.ms"], plain["retention.bytes"], compacted["segment.ms"], plain["segment.bytes"]]
+    positions = []
+    for source in in_order:
+        origin = source.split("@")[1]
+        if origin.startswith("snapshot-"):
+            assert int(origin.removeprefix("snapshot-")) == newest, (source, newest)
+            positions.append(newest - 1)
+        else:
+            assert int(origin) >= newest, (source, newest)
+            positions.append(int(origin))
+    assert in_order[0] == f"dynamic-broker-default@snapshot-{newest}"  # set before the snapshot the test waited for
+    assert positions == sorted(positions), in_order  # the alters' order
+    # the per-broker value is over the cluster-wide default, whatever their order in the log
+    assert plain["min.cleanable.dirty.ratio"].startswith("dynamic-broker@")
+    assert from_metadata["plain"].raw["min.cleanable.dirty.ratio"] == "0.4"
+
+
+def test_the_topic_configs_rows_name_the_metadata_layers(from_metadata) -> None:
+    row = next(r for r in from_metadata.rows(["plain"]))
+    assert row["retentionBytes"] == 123456789 and row["retentionMs"] == 7200000
+    assert row["sources"]["retention.bytes"].startswith("dynamic-topic@")

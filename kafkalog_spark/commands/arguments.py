@@ -187,6 +187,18 @@ def configs_of(args: argparse.Namespace, what_if: list[str] | None = None):
                          kafka_version=getattr(args, "kafka_version", LATEST))
 
 
+def with_metadata_configs(spark, args: argparse.Namespace, *configs):
+    """Each of ``configs`` (TopicConfigs, or None) with the dynamic configs of the KRaft metadata log in
+    ``args.log_dirs`` layered in, unless ``--no-metadata-configs``; one configs given, one returned."""
+    from ..source.cluster_configs import read_cluster_configs
+
+    first = configs[0]
+    if first is not None and getattr(args, "metadata_configs", True):
+        cluster = read_cluster_configs(spark, args.log_dirs, first).cluster
+        configs = tuple(c if c is None else c.with_cluster(cluster) for c in configs)
+    return configs if len(configs) > 1 else configs[0]
+
+
 def kafka_version_arg(text: str) -> KafkaVersion:
     """argparse type for --kafka-version: a bad spelling is a usage error naming the choices."""
     try:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import argparse
 
-from .arguments import configs_of, parse_time
+from .arguments import configs_of, parse_time, with_metadata_configs
 from .output import add_config_arguments, iso_utc, print_json, print_table, progress, table_columns
 from .runner import refused_as_usage, run_on_log_dirs
 from .runtime import add_engine_argument, usage_errors
@@ -36,6 +36,7 @@ def run(args: argparse.Namespace) -> int:
         from ..analysis.compaction import preview_log_dirs
 
         now_ms, configs = checked
+        configs = with_metadata_configs(spark, args, configs)
         preview = refused_as_usage(lambda: preview_log_dirs(
             spark, list(args.log_dirs), configs, now_ms, simulate_all=args.simulate_all, include_records=False,
             topics=args.topics or None))

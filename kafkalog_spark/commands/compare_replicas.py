@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import argparse
 
-from .arguments import configs_of
+from .arguments import configs_of, with_metadata_configs
 from .output import add_config_arguments, print_json, print_table, progress, row_dicts
 from .runner import add_fail_on, gate, refused_as_usage, run_on_log_dirs
 from .runtime import add_engine_argument, usage_errors
@@ -33,7 +33,7 @@ def run(args: argparse.Namespace) -> int:
         from ..analysis.state_checks import FINDINGS_ORDER
         from ..nightly.pipeline import replica_table, replica_views
 
-        configs = checked
+        configs = with_metadata_configs(spark, args, checked)
         progress("comparing the replicas of each partition")
 
         def analysed() -> tuple[list[dict], list[dict]]:

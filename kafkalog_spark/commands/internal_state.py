@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import argparse
 
-from .arguments import configs_of, parse_time
+from .arguments import configs_of, parse_time, with_metadata_configs
 from .output import add_config_arguments, iso_utc, print_json, print_table, progress
 from .runner import add_fail_on, gate, refused_as_usage, run_on_log_dirs
 from .runtime import add_engine_argument, usage_errors
@@ -60,6 +60,7 @@ def _run(args: argparse.Namespace) -> int:
 
     def work(spark, checked) -> int:
         now_ms, configs = checked
+        configs = with_metadata_configs(spark, args, configs)
         progress(f"{args.command} as of {iso_utc(now_ms)}")
 
         def analysed() -> tuple[list[dict], list[dict]]:

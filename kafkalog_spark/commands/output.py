@@ -81,6 +81,9 @@ def add_config_arguments(p: argparse.ArgumentParser, what_if: bool = True) -> No
     p.add_argument("--broker-config", metavar="server.properties", help="the broker's server.properties")
     p.add_argument("--topic-config", metavar="FILE",
                    help="per-topic overrides: kafka-configs --describe output, [topic] INI sections, YAML or JSON")
+    p.add_argument("--no-metadata-configs", dest="metadata_configs", action="store_false",
+                   help="ignore the topic and broker configs the KRaft metadata log (__cluster_metadata) in the log "
+                        "dirs records (by default they apply, as the broker applies them)")
     if not what_if:
         return
     p.add_argument("--set", dest="what_if", action="append", default=[], metavar="key=value",

@@ -15,7 +15,14 @@ import datetime as dt
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
 
-from .arguments import UsageError, check_log_dirs, check_output_file, configs_of, parse_time
+from .arguments import (
+    UsageError,
+    check_log_dirs,
+    check_output_file,
+    configs_of,
+    parse_time,
+    with_metadata_configs,
+)
 from .output import add_config_arguments, progress
 from .runner import log_dir_session
 from .runtime import EXIT_OK, add_engine_argument, spark_session, usage_errors
@@ -92,6 +99,7 @@ def _from_log_dirs(args: argparse.Namespace) -> Iterator[dict]:
     alternative = configs_of(args, args.what_if) if args.what_if else None
     started = dt.datetime.fromtimestamp(parse_time(args.as_of, "--as-of") / 1000, dt.UTC)
     spark = log_dir_session(args, app_name="kafkalog-report", verb="analysing")
+    configs, alternative = with_metadata_configs(spark, args, configs, alternative)
     with analysed(spark, args.log_dirs, started, configs, alternative,
                   include_internal=args.include_internal) as tables:
         shown = {name: tables[name] for name in REPORT_TABLES}

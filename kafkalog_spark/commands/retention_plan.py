@@ -14,7 +14,7 @@ import argparse
 import sys
 from typing import TextIO
 
-from .arguments import configs_of, parse_time
+from .arguments import configs_of, parse_time, with_metadata_configs
 from .output import add_config_arguments, iso_utc, print_json, print_table, several_log_dirs, table_columns
 from .runner import run_on_log_dirs
 from .runtime import add_engine_argument, usage_errors
@@ -83,6 +83,7 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
         from ..source import read_views
 
         as_of, configs, what_if_configs = checked
+        configs, what_if_configs = with_metadata_configs(spark, args, configs, what_if_configs)
         # the views as the nightly job reads them (a KRaft snapshot's batches restate the metadata log: left out)
         read = read_views(spark, args.log_dirs, ("segments", "batches", "partition_files"),
                           includeInternal=str(args.include_internal).lower(), topics=args.topics or None)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import argparse
 
-from .arguments import check_output_file, configs_of, local_path
+from .arguments import check_output_file, configs_of, local_path, with_metadata_configs
 from .junit import junit_xml, partitions_read
 from .output import add_config_arguments, print_json, print_table, progress, row_dicts, table_columns
 from .runner import add_fail_on, gate, run_on_log_dirs
@@ -26,6 +26,7 @@ def run_stats(args: argparse.Namespace) -> int:
     from ..source import read_views
 
     def work(spark, configs) -> int:
+        configs = with_metadata_configs(spark, args, configs)
         progress("computing segment statistics")
         v = read_views(spark, args.log_dirs, ("segments", "batches", "record_stats"),
                        includeInternal=str(args.include_internal).lower())

@@ -112,6 +112,12 @@ def broker_properties_to_config(props: Mapping[str, str], kafka_version: KafkaVe
     return out
 
 
+def broker_key_for(topic_key: str, props: Mapping[str, str], kafka_version: KafkaVersion | str = LATEST) -> str:
+    """The key of ``props`` (broker properties) that gave ``topic_key`` its value in
+    :func:`broker_properties_to_config` (``log.retention.hours`` for ``retention.ms`` if it is the one present)."""
+    return _broker_name(topic_key, props, _broker_same(parse_kafka_version(kafka_version)))
+
+
 def _broker_name(topic_key: str, props: Mapping[str, str], same: Mapping[str, str]) -> str:
     for broker_key, mapped in same.items():
         if mapped == topic_key and broker_key in props:

@@ -18,6 +18,7 @@ from typing import Any
 
 from ..kafka_versions import LATEST, KafkaVersion, parse_kafka_version
 from .broker import load_broker_properties
+from .cluster_configs import ClusterConfigs
 from .config_defs import (
     BROKER_KEYS,
     INTERNAL_TOPICS,
@@ -46,7 +47,9 @@ class TopicConfig:
     long/int keys, a float for ``min.cleanable.dirty.ratio``, a frozenset for ``cleanup.policy``, bools, strings.
     ``local.retention.ms``/``local.retention.bytes`` are resolved (-2 means the non-local value), the raw
     strings stay in ``raw``. ``sources[key]`` says which layer set each value: ``default``, ``broker``,
-    ``internal`` (Kafka's creation config for its internal topics), ``topic`` or ``what-if``.
+    ``dynamic-broker-default@<offset>`` or ``dynamic-broker@<offset>`` (the metadata log's broker configs),
+    ``internal`` (Kafka's creation config for its internal topics), ``dynamic-topic@<offset>`` (the metadata log's
+    topic configs), ``topic`` (``--topic-config``) or ``what-if``.
     ``kafka_version``: whose keys, defaults and ranges were applied.
     """
 
@@ -185,9 +188,10 @@ CLUSTER_METADATA = "__cluster_metadata"
 def effective_config(topic: str, broker: Mapping[str, str] | str | PathLike[str] | None = None,
                      overrides: Mapping[str, Mapping[str, str]] | str | PathLike[str] | None = None,
                      what_if: Mapping[str, str] | Iterable[str] | None = None,
-                     kafka_version: KafkaVersion | str = LATEST) -> TopicConfig:
-    """``topic``'s effective config: defaults < broker < internal-topic configs < overrides[topic] < what-if,
-    each by ``kafka_version``'s rules.
+                     kafka_version: KafkaVersion | str = LATEST, cluster: ClusterConfigs | None = None) -> TopicConfig:
+    """``topic``'s effective config: defaults < broker < the cluster's dynamic broker configs < internal-topic
+    configs < the cluster's dynamic topic configs < overrides[topic] < what-if, each by ``kafka_version``'s rules.
+    ``cluster``: the dynamic configs of the cluster's metadata log (:mod:`.cluster_configs`).
 
     ``broker``: :func:`load_broker_properties` output (or a path to server.properties). ``overrides``: topic ->
     {key: value} (:func:`load_topic_overrides` output, or a path). ``what_if``: {key: value} or
@@ -219,7 +223,13 @@ def effective_config(topic: str, broker: Mapping[str, str] | str | PathLike[str]
     if topic == CLUSTER_METADATA:
         broker_layer = {k: v for k, v in broker_layer.items() if k in broker_keys}
     apply(broker_layer, "broker", True)
+    if cluster is not None:  # each value with its own source: the ConfigRecord's offset
+        for key, (value, source) in cluster.broker.items():
+            if topic != CLUSTER_METADATA or key in broker_keys:
+                apply({key: value}, source, True)
     apply(internal_topic_layer(topic, raw, version), "internal", False)
+    for key, (value, source) in (cluster.topics.get(topic, {}) if cluster is not None else {}).items():
+        apply({key: value}, source, False)
     apply((overrides or {}).get(topic, {}), "topic", False)
     apply(parse_assignments(what_if), "what-if", True)
 

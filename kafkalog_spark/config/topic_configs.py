@@ -16,6 +16,7 @@ from typing import Any
 
 from ..kafka_versions import LATEST, KafkaVersion, parse_kafka_version
 from .broker import load_broker_properties
+from .cluster_configs import ClusterConfigs
 from .overrides import load_topic_overrides, parse_assignments
 from .topic_config import TopicConfig, effective_config
 
@@ -40,15 +41,18 @@ ConfigSource = Any  # TopicConfigs | Mapping[str, TopicConfig | Mapping[str, str
 
 
 class TopicConfigs:
-    """Kafka's defaults < ``broker`` (server.properties) < the internal topics' own configs < ``overrides[topic]``
-    < ``what_if`` (applied to every topic), per topic, each by ``kafka_version``'s keys, defaults and ranges
-    (:mod:`.config_defs`). ``broker`` and ``overrides`` may be paths."""
+    """Kafka's defaults < ``broker`` (server.properties) < the cluster's dynamic broker configs < the internal
+    topics' own configs < the cluster's dynamic topic configs < ``overrides[topic]`` < ``what_if`` (applied to every
+    topic), per topic, each by ``kafka_version``'s keys, defaults and ranges (:mod:`.config_defs`). ``broker`` and
+    ``overrides`` may be paths; ``cluster``: the dynamic configs the cluster's metadata log records
+    (:mod:`.cluster_configs`)."""
 
     def __init__(self, broker: Mapping[str, str] | str | PathLike[str] | None = None,
                  overrides: Mapping[str, Mapping[str, str]] | str | PathLike[str] | None = None,
                  what_if: Mapping[str, str] | Iterable[str] | None = None,
-                 kafka_version: KafkaVersion | str = LATEST):
+                 kafka_version: KafkaVersion | str = LATEST, cluster: ClusterConfigs | None = None):
         self.kafka_version = version = parse_kafka_version(kafka_version)
+        self.cluster = cluster
         self.broker = (load_broker_properties(broker, version) if isinstance(broker, str | PathLike)
                        else dict(broker or {}))
         self.overrides = (load_topic_overrides(overrides, version) if isinstance(overrides, str | PathLike)
@@ -56,15 +60,16 @@ class TopicConfigs:
         self.what_if = parse_assignments(what_if)
         self._resolved: dict[str, TopicConfig] = {}
         self._fixed: Callable[[str], TopicConfig | None] | None = None
-        for topic in ["-", *self.overrides]:  # every layer is checked now: a bad value fails here, by name
-            self[topic]
+        for topic in ["-", *self.overrides, *(cluster.topics if cluster else ())]:  # every layer is checked now: a
+            self[topic]  # bad value fails here, by name
 
     def __getitem__(self, topic: str) -> TopicConfig:
         config = self._resolved.get(topic)
         if config is None:
             config = self._fixed(topic) if self._fixed is not None else None
             if config is None:
-                config = effective_config(topic, self.broker, self.overrides, self.what_if, self.kafka_version)
+                config = effective_config(topic, self.broker, self.overrides, self.what_if, self.kafka_version,
+                                          self.cluster)
             self._resolved[topic] = config
         return config
 
@@ -77,7 +82,13 @@ class TopicConfigs:
     def with_what_if(self, what_if: Mapping[str, str] | Iterable[str]) -> TopicConfigs:
         """The same layers with a what-if on top (``--set``), for side-by-side plans."""
         return TopicConfigs(self.broker, self.overrides, {**self.what_if, **parse_assignments(what_if)},
-                            self.kafka_version)
+                            self.kafka_version, self.cluster)
+
+    def with_cluster(self, cluster: ClusterConfigs | None) -> TopicConfigs:
+        """The same layers with the dynamic configs of the cluster's metadata log under the topic overrides."""
+        if cluster is None or self._fixed is not None:  # resolved configs given whole stay as given
+            return self
+        return TopicConfigs(self.broker, self.overrides, self.what_if, self.kafka_version, cluster)
 
     @classmethod
     def of(cls, configs: ConfigSource, kafka_version: KafkaVersion | str | None = None) -> TopicConfigs:
@@ -104,7 +115,7 @@ class TopicConfigs:
 
     def rows(self, topics: Iterable[str]) -> list[dict[str, Any]]:
         """One row per topic: the settings the analyses read (:data:`COLUMNS`), every effective value as Kafka
-        prints it, the layer each came from (default, broker, internal, topic, what-if) and the Kafka version
+        prints it, the layer each came from (:attr:`~.topic_config.TopicConfig.sources`) and the Kafka version
         whose rules were applied (``kafkaVersion``: 3.9 or 4.x)."""
         out = []
         for topic in sorted(set(topics)):

@@ -38,6 +38,7 @@ class NightlyConfig:
     topic_config: str | None = None  # per-topic overrides (see kafkalog_spark.config)
     max_split_bytes: str = "128m"
     kafka_version: KafkaVersion = LATEST  # whose config keys, defaults and ranges (and cleaner) apply
+    metadata_configs: bool = True  # the dynamic configs the log dirs' KRaft metadata log records apply
     what_if: tuple[str, ...] = ()  # key=value configs the retention forecast also runs under, side by side
     report: str | None = None  # where to write the HTML report of the snapshot (None: no report)
     store: StoreOptions = field(default_factory=StoreOptions)  # log dirs in object stores: endpoint, region, ...
@@ -116,6 +117,7 @@ class NightlyConfig:
             topic_config=rel(_value(cfg, "configs", "topic_overrides", str)),
             max_split_bytes=max_split_bytes,
             kafka_version=_kafka_version(cfg.get("kafka_version")),
+            metadata_configs=_value(cfg, "configs", "metadata_configs", bool, True),
             what_if=tuple(_strings(cfg, "configs", "what_if")),
             report=rel(_value(report, "report", "path", str) or None),
             store=StoreOptions(_value(inp, "input", "store_endpoint", str), _value(inp, "input", "store_region", str),
@@ -129,7 +131,7 @@ _FILE_KEYS = {
     "input": ("log_dirs", "include_internal", "max_split_bytes", "store_endpoint", "store_region", "store_anonymous",
               "polite"),
     "output": ("warehouse", "catalog", "schema", "fleet", "fleet_max_age_hours"),
-    "configs": ("kafka_version", "broker_properties", "topic_overrides", "what_if"),
+    "configs": ("kafka_version", "broker_properties", "topic_overrides", "what_if", "metadata_configs"),
     "snapshot": ("id",),
     "tables": TABLES,
     "report": ("path",),

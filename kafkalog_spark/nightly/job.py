@@ -27,6 +27,7 @@ from ..delta import (
 )
 from ..log.files import expand_paths
 from ..log.object_stores import configure, file_cache, is_object_store
+from ..source.cluster_configs import read_cluster_configs
 from ..source.options import parse_size
 from .config import NightlyConfig, topic_configs, what_if_configs
 from .fleet import (
@@ -74,6 +75,9 @@ def run(spark: SparkSession, config: NightlyConfig, now: Callable[[], dt.datetim
     if not log_dirs:
         raise ValueError("nightly: no log dirs to read")
     brokers = log_dir_brokers(log_dirs) if config.fleet else {}
+    if config.metadata_configs:  # what the cluster's metadata log records (kafka-configs --alter), as brokers apply it
+        configs = read_cluster_configs(spark, log_dirs, configs)
+        alternative = alternative and alternative.with_cluster(configs.cluster)
     if config.fleet:  # the broker's own warehouse in the fleet's: no other broker writes its tables
         config = replace(config, location=broker_location(config.location, broker_label(brokers)))
     # a configured id was checked with the config (NightlyConfig); the default, a UTC time, is a valid one

@@ -19,6 +19,7 @@ SCHEMAS = {
     "transactions": schemas.TRANSACTIONS,
     "cluster_metadata": schemas.CLUSTER_METADATA,
     "topic_catalog": schemas.TOPIC_CATALOG,
+    "metadata_configs": schemas.METADATA_CONFIGS,
 }
 
 
@@ -27,7 +28,8 @@ def _builder(view: str) -> Callable[[list], list[dict]]:
 
     return {"consumer_offsets": groups.offset_commit_rows, "group_metadata": groups.group_rows,
             "transactions": transactions.transaction_rows, "cluster_metadata": metadata_image.metadata_rows,
-            "topic_catalog": metadata_image.topic_catalog_rows}[view]
+            "topic_catalog": metadata_image.topic_catalog_rows,
+            "metadata_configs": metadata_image.metadata_config_rows}[view]
 
 
 def _micros(schema: StructType) -> list[str]:

@@ -16,6 +16,7 @@ VIEW_TOPICS = {
     "transactions": "__transaction_state",
     "cluster_metadata": "__cluster_metadata",
     "topic_catalog": "__cluster_metadata",
+    "metadata_configs": "__cluster_metadata",
 }
 VIEWS = ("records", "batches", "record_stats", "segments", "index", "partition_files", *VIEW_TOPICS)
 SEGMENT_VIEWS = ("records", "batches", "record_stats")  # the views that read `.log` files, split by bytes

@@ -4,6 +4,8 @@ records of the log after it, in order.
 - :func:`metadata_rows`: every record of the metadata log and its snapshots (control records included).
 - :func:`topic_catalog_rows`: the topics of the image (TopicRecord, PartitionRecord, PartitionChangeRecord,
   ConfigRecord of topics), and the topics the retained log saw deleted (RemoveTopicRecord), with their names.
+- :func:`metadata_config_rows`: the dynamic configs of the image's topics and brokers (ConfigRecord, as the
+  broker's ConfigurationsImage holds them), each with the offset of the record that set it.
 
 Records between a BeginTransactionRecord and an AbortTransactionRecord are not applied (KIP-868: a metadata
 transaction the controller aborted); the partition epoch counts every change of a partition and the leader
@@ -19,6 +21,8 @@ from ..format.message_json import kafka_uuid
 from .internal_records import InternalRecord
 
 TOPIC_RESOURCE = 2  # ConfigResource.Type.TOPIC
+BROKER_RESOURCE = 4  # ConfigResource.Type.BROKER: resource name "" is the cluster-wide default, else a node id
+RESOURCE_TYPES = {TOPIC_RESOURCE: "TOPIC", BROKER_RESOURCE: "BROKER"}
 NO_LEADER_CHANGE = -2
 
 
@@ -53,12 +57,23 @@ class _Topic:
     deleted_offset: int | None = None
 
 
+@dataclass(frozen=True)
+class ConfigValue:
+    """A dynamic config's value and the record that set it: its metadata log offset, or (None) the snapshot
+    holding it (``snapshot_end_offset``)."""
+
+    value: str
+    offset: int | None
+    snapshot_end_offset: int | None
+
+
 @dataclass
 class MetadataImage:
-    """The topics part of Kafka's MetadataImage, plus what the log saw deleted."""
+    """The topics and configs parts of Kafka's MetadataImage, plus what the log saw deleted."""
 
     topics: dict[str, _Topic] = field(default_factory=dict)  # by topic id
-    configs: dict[str, dict[str, str]] = field(default_factory=dict)  # topic name -> its dynamic configs
+    # (resource type, resource name) -> config name -> value: the topics' and brokers' dynamic configs
+    resources: dict[tuple[int, str], dict[str, ConfigValue]] = field(default_factory=dict)
     deleted: dict[str, _Topic] = field(default_factory=dict)
     last_offset: int | None = None
 
@@ -80,13 +95,13 @@ class MetadataImage:
         elif kind == "REMOVE_TOPIC_RECORD" and (t := self.topics.pop(kafka_uuid(v["TopicId"]), None)):
             t.deleted_offset = log_offset
             self.deleted[t.topic_id] = t
-            self.configs.pop(t.name, None)
-        elif kind == "CONFIG_RECORD" and v["ResourceType"] == TOPIC_RESOURCE:
-            configs = self.configs.setdefault(v["ResourceName"], {})
-            if v["Value"] is None:
+            self.resources.pop((TOPIC_RESOURCE, t.name), None)  # ConfigurationsDelta drops a deleted topic's
+        elif kind == "CONFIG_RECORD" and v["ResourceType"] in RESOURCE_TYPES:
+            configs = self.resources.setdefault((v["ResourceType"], v["ResourceName"]), {})
+            if v["Value"] is None:  # a deletion: back to the next layer's value
                 configs.pop(v["Name"], None)
             else:
-                configs[v["Name"]] = v["Value"]
+                configs[v["Name"]] = ConfigValue(v["Value"], log_offset, r.snapshot_end_offset)
         self.last_offset = r.offset if log_offset is not None else r.snapshot_end_offset - 1
 
 
@@ -155,7 +170,16 @@ def topic_catalog_rows(records: list[InternalRecord]) -> list[dict[str, Any]]:
                             "addingReplicas": p.adding, "removingReplicas": p.removing,
                             "eligibleLeaderReplicas": p.elr}
                            for n, p in sorted(t.partitions.items())],
-            "configs": None if deleted else sorted(image.configs.get(t.name, {}).items()),
+            "configs": None if deleted else sorted((name, c.value) for name, c in
+                                                   image.resources.get((TOPIC_RESOURCE, t.name), {}).items()),
             "isDeleted": deleted, "createdOffset": t.created_offset, "deletedOffset": t.deleted_offset,
             "asOfOffset": image.last_offset})
     return sorted(rows, key=lambda row: (row["topic"], row["isDeleted"]))
+
+
+def metadata_config_rows(records: list[InternalRecord]) -> list[dict[str, Any]]:
+    """One row per dynamic config of the image's topics and brokers (schema ``METADATA_CONFIGS``)."""
+    image = build_image(records)
+    return [{"resourceType": RESOURCE_TYPES[kind], "resourceName": name, "name": key, "value": c.value,
+             "offset": c.offset, "snapshotEndOffset": c.snapshot_end_offset, "asOfOffset": image.last_offset}
+            for (kind, name), configs in sorted(image.resources.items()) for key, c in sorted(configs.items())]
