@@ -373,3 +373,29 @@ METADATA_CONFIGS = StructType(
         StructField("asOfOffset", LongType()),  # the last metadata offset the image includes
     ]
 )
+
+# __remote_log_metadata replayed as the broker's TopicBasedRemoteLogMetadataManager (kafkalog_spark.state): one row per
+# remote log segment its RemoteLogMetadataCache holds (a DELETE_SEGMENT_FINISHED one is gone)
+REMOTE_LOG_SEGMENTS = StructType(
+    [
+        StructField("topicId", StringType()),
+        StructField("topic", StringType()),
+        StructField("partition", IntegerType()),
+        StructField("remoteLogSegmentId", StringType()),  # Kafka's Uuid text; LocalTieredStorage names its files so
+        StructField("startOffset", LongType()),
+        StructField("endOffset", LongType()),
+        StructField("segmentSizeInBytes", LongType()),
+        StructField("maxTimestamp", LongType()),  # ms
+        StructField("state", StringType()),  # COPY_SEGMENT_STARTED, COPY_SEGMENT_FINISHED or DELETE_SEGMENT_STARTED
+        StructField("isCopied", BooleanType()),  # COPY_SEGMENT_FINISHED: the broker reads it
+        StructField("brokerId", IntegerType()),  # the broker that copied it
+        StructField("segmentLeaderEpochs", ArrayType(StructType([StructField("leaderEpoch", IntegerType()),
+                                                                 StructField("offset", LongType())]))),
+        StructField("copyStartedTime", LongType()),  # ms: the COPY_SEGMENT_STARTED event's
+        StructField("stateTime", LongType()),  # ms: the latest state's event
+        StructField("txnIndexEmpty", BooleanType()),
+        StructField("metadataOffset", LongType()),  # the __remote_log_metadata offset of the latest state's record
+        StructField("partitionDeleteState", StringType()),  # DELETE_PARTITION_MARKED or _STARTED; null: not deleted
+        StructField("sourcePartition", IntegerType()),  # the __remote_log_metadata partition
+    ]
+)

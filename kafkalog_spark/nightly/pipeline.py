@@ -22,7 +22,7 @@ VIEWS = ("segments", "batches", "record_stats", "index", "partition_files")  # a
 # say (group offsets, transactions, the metadata) against the partitions on all of its brokers.
 DIR_TABLES = ("segment_stats", "partition_stats", "log_dir_stats", "index_findings", "retention_plan",
               "retention_forecast", "compaction_preview", "compaction_preview_segments", "topic_configs",
-              "log_offsets", "replica_comparison")
+              "log_offsets", "replica_comparison", "tiered_storage")
 CLUSTER_TABLES = ("consumer_positions", "open_transactions", "catalog_checks")
 TABLES = DIR_TABLES + CLUSTER_TABLES
 
@@ -79,6 +79,9 @@ def read_cached_views(spark: SparkSession, log_dirs: Sequence[str], include_inte
     views[ENTRY_FINDINGS_VIEW] = (reuse.with_reused_findings(findings) if reuse else findings).persist()
     if reuse:
         views |= reuse.tables(views)
+    # the remote tier's segments, as __remote_log_metadata says (the tiered partitions' accounting)
+    views["remote_log_segments"] = source_views(spark, log_dirs, ["remote_log_segments"],
+                                                **options)["remote_log_segments"].persist()
     if include_internal:  # the cluster metadata's topics: each partition's leader, the topics' cleanup.policy
         views["topic_catalog"] = source_views(spark, log_dirs, ["topic_catalog"], **options)["topic_catalog"].persist()
     return views
@@ -168,6 +171,7 @@ def compute(spark: SparkSession, views: dict[str, DataFrame], configs: TopicConf
     from ..analysis.retention import retention_plan
     from ..analysis.retention_forecast import retention_forecast
     from ..analysis.segment_stats import segment_stats
+    from ..analysis.tiered_storage import tiered_storage
     from ..analysis.topic_config_table import topic_configs as topic_configs_table
     from ..analysis.topic_config_table import topics_of
 
@@ -179,7 +183,8 @@ def compute(spark: SparkSession, views: dict[str, DataFrame], configs: TopicConf
         cached.append(compaction.cached)
     # each log dir's topics with their effective configs (the configs are per topic, the table per log dir)
     dir_topics = views["segments"].where("problem is null").select("logDir", "topic").distinct()
-    topic_rows = topic_configs_table(spark, configs, topics_of(views["segments"])).join(dir_topics, "topic")
+    topics = topics_of(views["segments"])
+    topic_rows = topic_configs_table(spark, configs, topics).join(dir_topics, "topic")
     replicas, replica_problems, more = compared_replicas(views, log_dir_brokers(log_dirs), configs,
                                                          _records_reader(spark, log_dirs))
     if replica_records is not None and more is not None:
@@ -203,6 +208,8 @@ def compute(spark: SparkSession, views: dict[str, DataFrame], configs: TopicConf
         "log_offsets": log_offsets(views["records"], views["batches"], views["segments"], views["partition_files"],
                                    configs, now_ms, context=context),
         "replica_comparison": replicas,
+        "tiered_storage": tiered_storage(views["segments"], views["remote_log_segments"], views["partition_files"],
+                                         [t for t in topics if configs[t].remote_log_enabled], now_ms),
     }
 
 

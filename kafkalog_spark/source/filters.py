@@ -22,7 +22,7 @@ PUSHABLE = {
     "partition_files": {"topic", "partition"},
     # the state views: their topic and partition columns are not the partition dirs read
     "consumer_offsets": set(), "group_metadata": set(), "transactions": set(), "cluster_metadata": set(),
-    "topic_catalog": set(), "metadata_configs": set(),
+    "topic_catalog": set(), "metadata_configs": set(), "remote_log_segments": set(),
 }
 
 _OPS = {

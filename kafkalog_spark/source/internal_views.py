@@ -20,16 +20,18 @@ SCHEMAS = {
     "cluster_metadata": schemas.CLUSTER_METADATA,
     "topic_catalog": schemas.TOPIC_CATALOG,
     "metadata_configs": schemas.METADATA_CONFIGS,
+    "remote_log_segments": schemas.REMOTE_LOG_SEGMENTS,
 }
 
 
 def _builder(view: str) -> Callable[[list], list[dict]]:
-    from ..state import groups, metadata_image, transactions
+    from ..state import groups, metadata_image, remote_log_metadata, transactions
 
     return {"consumer_offsets": groups.offset_commit_rows, "group_metadata": groups.group_rows,
             "transactions": transactions.transaction_rows, "cluster_metadata": metadata_image.metadata_rows,
             "topic_catalog": metadata_image.topic_catalog_rows,
-            "metadata_configs": metadata_image.metadata_config_rows}[view]
+            "metadata_configs": metadata_image.metadata_config_rows,
+            "remote_log_segments": remote_log_metadata.remote_segment_rows}[view]
 
 
 def _micros(schema: StructType) -> list[str]:

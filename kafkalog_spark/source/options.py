@@ -17,6 +17,7 @@ VIEW_TOPICS = {
     "cluster_metadata": "__cluster_metadata",
     "topic_catalog": "__cluster_metadata",
     "metadata_configs": "__cluster_metadata",
+    "remote_log_segments": "__remote_log_metadata",
 }
 VIEWS = ("records", "batches", "record_stats", "segments", "index", "partition_files", *VIEW_TOPICS)
 SEGMENT_VIEWS = ("records", "batches", "record_stats")  # the views that read `.log` files, split by bytes

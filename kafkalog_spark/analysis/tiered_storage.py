@@ -1,0 +1,103 @@
+"""Per tiered partition, what is local, what is remote, and what is not uploaded yet: from the log dirs alone.
+
+The remote tier is what ``__remote_log_metadata`` says (the ``remote_log_segments`` view, replayed as the
+broker's metadata manager loads it); the local tier is the partition's segments. As Kafka's RemoteLogManager
+copies them (``RLMCopyTask``): a rolled segment is copied whole, its remote end offset is the next segment's base
+offset - 1, so a local segment is uploaded when a copied remote segment reaches its next base offset - 1
+(``highestCopiedOffset``, the broker's highest offset in remote storage); the active segment is never copied.
+The copy lag is the rolled segments above it, in bytes and segments (KIP-963's RemoteCopyLagBytes and
+RemoteCopyLagSegments), and in time since the oldest of them was last written (rolled). The log start offset is a
+tiered log's (:func:`~.loaded_offsets.log_start_offset`: the checkpoint's entry, not raised to the first local
+segment), the local log start offset its first local segment's base; offsets between the remote log's end and
+the local log start are in neither tier (``missingOffsets``).
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql.types import LongType
+
+from .grouping_keys import PARTITION
+
+TIERED_STORAGE_COLUMNS = (
+    "logDir", "topic", "partition", "topicId", "logStartOffset", "localLogStartOffset", "logEndOffsetAtLeast",
+    "remoteSegments", "remoteBytes", "copiedSegments", "copiedBytes", "copyingSegments", "deletingSegments",
+    "remoteLogStartOffset", "highestCopiedOffset", "localSegments", "localBytes", "uploadedLocalSegments",
+    "uploadedLocalBytes", "copyLagSegments", "copyLagBytes", "copyLagMs", "missingOffsets", "partitionDeleteState")
+
+
+def _one_replica(remote_segments: DataFrame) -> DataFrame:
+    """The rows of one replica of each ``__remote_log_metadata`` partition (log dirs of several brokers hold
+    replicas of it): the one that has read furthest (the greatest metadata offset among its segments)."""
+    from pyspark.sql import Window
+
+    ok = remote_segments.where(F.col("problem").isNull())
+    reach = ok.groupBy("sourcePartition", "logDir").agg(F.max("metadataOffset").alias("_reach"))
+    furthest = Window.partitionBy("sourcePartition").orderBy(F.desc("_reach"), "logDir")
+    chosen = reach.withColumn("_rank", F.row_number().over(furthest)).where(F.col("_rank") == 1)
+    chosen = chosen.select(F.col("sourcePartition").alias("_p"), F.col("logDir").alias("_d"))
+    same = F.col("sourcePartition").eqNullSafe(F.col("_p")) & F.col("logDir").eqNullSafe(F.col("_d"))
+    return ok.join(chosen, same, "left_semi")
+
+
+def tiered_storage(segments: DataFrame, remote_segments: DataFrame, partition_files: DataFrame,
+                   tiered_topics: list[str], now_ms: int) -> DataFrame:
+    """One row per partition of a log dir that ``remote_segments`` (the ``remote_log_segments`` view) names, or of
+    ``tiered_topics`` (the topics whose configs enable remote storage: a partition with nothing copied yet is the
+    one whose disk does not shrink), with the columns of :data:`TIERED_STORAGE_COLUMNS`. The remote segments of a
+    partition count for every log dir holding it (the metadata is the cluster's, not a log dir's)."""
+    from .loaded_offsets import log_start_offset
+
+    remote = (_one_replica(remote_segments).groupBy("topicId", "topic", "partition").agg(
+        F.count("*").alias("remoteSegments"),
+        F.sum("segmentSizeInBytes").alias("remoteBytes"),
+        F.sum(F.col("isCopied").cast("int")).alias("copiedSegments"),
+        F.sum(F.when(F.col("isCopied"), F.col("segmentSizeInBytes"))).alias("copiedBytes"),
+        F.sum((F.col("state") == "COPY_SEGMENT_STARTED").cast("int")).alias("copyingSegments"),
+        F.sum((F.col("state") == "DELETE_SEGMENT_STARTED").cast("int")).alias("deletingSegments"),
+        F.min(F.when(F.col("isCopied"), F.col("startOffset"))).alias("remoteLogStartOffset"),
+        F.max(F.when(F.col("isCopied"), F.col("endOffset"))).alias("highestCopiedOffset"),
+        F.first("partitionDeleteState", ignorenulls=True).alias("partitionDeleteState")))
+    # the local log's topic id (partition.metadata): remote segments of an earlier topic of the same name are not its
+    ids = (partition_files.where(F.col("problem").isNull() & (F.col("fileType") == "partition.metadata"))
+           .groupBy(*PARTITION).agg(F.first("topicId").alias("_localTopicId")))
+    live = (segments.where(F.col("problem").isNull() & (F.col("status") == "live") & F.col("logFile").isNotNull())
+            .join(ids, PARTITION, "left"))
+    same = ((F.col("_remoteTopic") == F.col("topic")) & (F.col("_remotePartition") == F.col("partition"))
+            & (F.col("_localTopicId").isNull() | (F.col("_localTopicId") == F.col("_remoteTopicId"))))
+    remote_keys = remote.select(F.col("topicId").alias("_remoteTopicId"), F.col("topic").alias("_remoteTopic"),
+                                F.col("partition").alias("_remotePartition"))
+    matched = live.join(remote_keys, same, "left").select(*PARTITION, "_remoteTopicId").distinct()
+    tiered = matched.where(F.col("_remoteTopicId").isNotNull() | F.col("topic").isin(list(tiered_topics)))
+    local = live.join(tiered, PARTITION).join(
+        remote.select(F.col("topicId").alias("_remoteTopicId"), "topic", "partition", "highestCopiedOffset"),
+        ["_remoteTopicId", "topic", "partition"], "left")
+    rolled = F.col("nextBaseOffset").isNotNull()
+    uploaded = rolled & (F.col("nextBaseOffset") - 1 <= F.coalesce(F.col("highestCopiedOffset"), F.lit(-1)))
+    lagging = rolled & ~uploaded
+    per_partition = local.groupBy(*PARTITION, "_remoteTopicId", "_localTopicId").agg(
+        F.min("baseOffset").alias("localLogStartOffset"),
+        F.max("baseOffset").alias("logEndOffsetAtLeast"),  # the active segment's base: the log end is at or above
+        F.count("*").alias("localSegments"),
+        F.sum("logSize").alias("localBytes"),
+        F.sum(uploaded.cast("int")).alias("uploadedLocalSegments"),
+        F.coalesce(F.sum(F.when(uploaded, F.col("logSize"))), F.lit(0)).alias("uploadedLocalBytes"),
+        F.sum(lagging.cast("int")).alias("copyLagSegments"),
+        F.coalesce(F.sum(F.when(lagging, F.col("logSize"))), F.lit(0)).alias("copyLagBytes"),
+        F.min(F.when(lagging, F.col("logModified"))).alias("_oldestLagging"))
+    checkpoint = (partition_files.where(F.col("problem").isNull()
+                                        & (F.col("fileType") == "log-start-offset-checkpoint"))
+                  .groupBy(*PARTITION).agg(F.max("offset").alias("_logStartCheckpoint")))
+    start = F.udf(lambda first, entry: log_start_offset(first, entry, remote_log=True)[0], LongType())
+    out = (per_partition.join(checkpoint, PARTITION, "left")
+           .join(remote.withColumnRenamed("topicId", "_remoteTopicId"), ["_remoteTopicId", "topic", "partition"],
+                 "left")
+           .withColumn("topicId", F.coalesce("_remoteTopicId", "_localTopicId"))
+           .withColumn("logStartOffset", start("localLogStartOffset", "_logStartCheckpoint"))
+           .withColumn("copyLagMs", F.when(F.col("_oldestLagging").isNotNull(),
+                                           F.lit(now_ms) - (F.unix_micros("_oldestLagging") / 1000).cast("long")))
+           .withColumn("missingOffsets", F.greatest(F.lit(0), F.col("localLogStartOffset") - F.greatest(
+               F.coalesce(F.col("highestCopiedOffset") + 1, F.col("logStartOffset")), F.col("logStartOffset")))))
+    counts = ("remoteSegments", "copiedSegments", "copyingSegments", "deletingSegments")
+    return out.fillna(0, subset=[*counts, "remoteBytes", "copiedBytes"]).select(*TIERED_STORAGE_COLUMNS)

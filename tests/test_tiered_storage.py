@@ -1,0 +1,122 @@
+"""Tiered storage accounting from the local log dirs alone: `__remote_log_metadata` replayed as the broker's
+metadata manager loads it (the `remote_log_segments` view) against what the real 3.9.2 and 4.4.0 brokers' remote
+store held and what they reported (data/samples-internal/<version>/tiered, oracle.json); and the accounting's rule
+(which local segments are uploaded, the copy lag, offsets in neither tier) on partitions shaped by hand."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+
+import pytest
+from pyspark.sql.types import StringType, StructField, StructType
+
+from kafkalog_spark.analysis.tiered_storage import TIERED_STORAGE_COLUMNS, tiered_storage
+from kafkalog_spark.schemas import PARTITION_FILES, REMOTE_LOG_SEGMENTS, SEGMENTS
+from kafkalog_spark.source import read_views
+from tests.helpers.corpus import INTERNAL
+
+VERSIONS = ("3.9.2", "4.4.0")
+
+
+@pytest.fixture(scope="module", params=VERSIONS)
+def tiered(request, spark):
+    broker = INTERNAL / request.param / "tiered"
+    views = read_views(spark, [str(broker / "broker")], ["remote_log_segments", "segments", "partition_files"])
+    oracle = json.loads((broker / "oracle.json").read_text())
+    return views, oracle
+
+
+def test_the_remote_segments_are_the_remote_stores(tiered) -> None:
+    views, oracle = tiered
+    rows = views["remote_log_segments"].collect()
+    assert all(r.problem is None for r in rows)
+    # LocalTieredStorage names a segment's files <start offset>-<segment id>; the deleted topic's are gone
+    listed = {topic: sorted(f"{r.startOffset:020d}-{r.remoteLogSegmentId}.log" for r in rows if r.topic == topic)
+              for topic in oracle["remote_segments_at_stop"]}
+    assert listed == {t: sorted(files) for t, files in oracle["remote_segments_at_stop"].items()}
+    assert {r.topicId for r in rows} == {oracle["topics"]["tiered"]["topic_id"]}
+    assert all(r.state == "COPY_SEGMENT_FINISHED" and r.isCopied for r in rows)
+
+
+def test_the_accounting_is_the_brokers_view(tiered) -> None:
+    views, oracle = tiered
+    now = oracle["topics"]["tiered"]["log_end"]  # any time: nothing lags
+    rows = {r.topic: r for r in tiered_storage(views["segments"], views["remote_log_segments"],
+                                               views["partition_files"], ["tiered"], now).collect()}
+    assert set(rows) == {"tiered"}
+    r, topic = rows["tiered"], oracle["topics"]["tiered"]
+    assert (r.logStartOffset, r.remoteLogStartOffset) == (topic["log_start"], topic["log_start"])
+    assert r.highestCopiedOffset + 1 == r.localLogStartOffset == r.logEndOffsetAtLeast == topic["log_end"]
+    assert r.remoteSegments == r.copiedSegments == len(oracle["remote_segments_at_stop"]["tiered"])
+    assert (r.copyingSegments, r.deletingSegments, r.copyLagSegments, r.copyLagBytes, r.missingOffsets) == (0,) * 5
+    assert r.topicId == topic["topic_id"] and r.remoteBytes > 0
+
+
+def _frame(spark, schema, rows):
+    """A view as the source gives it: its columns, then logDir and problem."""
+    schema = StructType([*schema.fields, StructField("logDir", StringType()), StructField("problem", StringType())])
+    names = [f.name for f in schema.fields]
+    return spark.createDataFrame([tuple(r.get(n) for n in names) for r in rows], schema)
+
+
+def _views(spark, local, remote, log_start=None, topic_id="T1"):
+    t = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
+    segs = [{"logDir": "/d", "topic": "t", "partition": 0, "baseOffset": base, "nextBaseOffset": nxt,
+             "status": "live", "isActive": nxt is None, "logFile": f"/d/t-0/{base:020d}.log", "logSize": size,
+             "logModified": t + dt.timedelta(minutes=base)} for base, nxt, size in local]
+    rem = [{"topicId": topic_id, "topic": "t", "partition": 0, "remoteLogSegmentId": f"s{start}",
+            "startOffset": start, "endOffset": end, "segmentSizeInBytes": 100, "state": state,
+            "isCopied": state == "COPY_SEGMENT_FINISHED", "metadataOffset": n, "sourcePartition": 0, "logDir": log_dir}
+           for n, (start, end, state) in enumerate(remote) for log_dir in ("/d", "/replica")]  # two replicas of it
+    files = [{"logDir": "/d", "topic": "t", "partition": 0, "fileType": "partition.metadata", "topicId": "T1"}]
+    if log_start is not None:
+        files.append({"logDir": "/d", "topic": "t", "partition": 0, "fileType": "log-start-offset-checkpoint",
+                      "offset": log_start})
+    return (_frame(spark, SEGMENTS, segs), _frame(spark, REMOTE_LOG_SEGMENTS, rem),
+            _frame(spark, PARTITION_FILES, files), int((t + dt.timedelta(minutes=60)).timestamp() * 1000))
+
+
+def _account(spark, *args, **kw) -> dict:
+    segments, remote, files, now = _views(spark, *args, **kw)
+    rows = tiered_storage(segments, remote, files, ["t"], now).collect()
+    assert len(rows) == 1 and list(rows[0].asDict()) == list(TIERED_STORAGE_COLUMNS)
+    return rows[0].asDict()
+
+
+def test_a_segment_is_uploaded_once_a_copy_reaches_the_next_base_offset(spark) -> None:
+    # local: 10-19, 20-29, 30-39 rolled, 40 active; remote copies 0-9, 10-19 finished, 20-29 still copying
+    r = _account(spark, [(10, 20, 1000), (20, 30, 1000), (30, 40, 500), (40, None, 7)],
+                 [(0, 9, "COPY_SEGMENT_FINISHED"), (10, 19, "COPY_SEGMENT_FINISHED"), (20, 29, "COPY_SEGMENT_STARTED")],
+                 log_start=0)
+    assert (r["highestCopiedOffset"], r["uploadedLocalSegments"], r["uploadedLocalBytes"]) == (19, 1, 1000)
+    # the copy lag: the rolled segments above it (the one being copied counts until it is finished), not the active
+    assert (r["copyLagSegments"], r["copyLagBytes"]) == (2, 1500)
+    assert r["copyLagMs"] == 40 * 60_000  # written last at minute 20 (its mtime), now is minute 60
+    assert (r["copyingSegments"], r["copiedSegments"], r["remoteLogStartOffset"]) == (1, 2, 0)
+    assert (r["logStartOffset"], r["localLogStartOffset"], r["missingOffsets"]) == (0, 10, 0)
+
+
+def test_offsets_in_neither_tier_and_an_earlier_topics_segments(spark) -> None:
+    # the remote log ends at 9, the local one starts at 15: 10-14 are in neither tier
+    r = _account(spark, [(15, None, 10)], [(0, 9, "COPY_SEGMENT_FINISHED")], log_start=0)
+    assert r["missingOffsets"] == 5
+    # remote segments of another topic id under the same name (deleted, then created again) are not this log's
+    r = _account(spark, [(15, 20, 10), (20, None, 0)], [(0, 19, "COPY_SEGMENT_FINISHED")], topic_id="OLD")
+    assert (r["remoteSegments"], r["highestCopiedOffset"], r["copyLagSegments"], r["topicId"]) == (0, None, 1, "T1")
+
+
+def test_the_nightly_job_writes_the_accounting(spark, tmp_path) -> None:
+    from kafkalog_spark import nightly
+    from kafkalog_spark.delta import TableLocation, read_table
+    from kafkalog_spark.kafka_versions import parse_kafka_version
+
+    broker = INTERNAL / "3.9.2" / "tiered"
+    oracle = json.loads((broker / "oracle.json").read_text())
+    config = nightly.NightlyConfig(log_dirs=(str(broker / "broker"),), location=TableLocation(warehouse=str(tmp_path)),
+                                   snapshot_id="s", kafka_version=parse_kafka_version("3.9.2"))
+    nightly.run(spark, config)
+    rows = read_table(spark, config.location, "tiered_storage", "s").collect()
+    assert [(r.topic, r.logStartOffset, r.remoteSegments, r.highestCopiedOffset + 1) for r in rows] == [
+        ("tiered", oracle["topics"]["tiered"]["log_start"], len(oracle["remote_segments_at_stop"]["tiered"]),
+         oracle["topics"]["tiered"]["log_end"])]
