@@ -81,6 +81,7 @@ def expected_rows(samples: Path) -> dict[str, int]:
         "consumer_positions": 1 + 3,
         "open_transactions": 0,  # the broker shut down cleanly with every transaction of txn-mixed ended
         "index_findings": sum(expected_findings(samples).values()),
+        "tiered_storage": 0,  # no topic of the corpus is tiered
     }
 
 
