@@ -160,6 +160,21 @@ def test_tiered_storage_uses_local_limits_and_needs_a_remote_copy() -> None:
     assert [r["rule"] for r in off] == ["time"] * 4 and [r["requiresRemoteCopy"] for r in off] == [False] * 4
 
 
+def test_a_tiered_segment_not_yet_copied_stops_the_local_rules() -> None:
+    # UnifiedLog.isSegmentEligibleForDeletion: upperBoundOffset - 1 <= highestOffsetInRemoteStorage
+    spec = [(0, 100, 0), (10, 100, 0), (20, 100, 0), (30, 100, 0)]
+    p = params(remote_storage_enable="true", retention_ms=10**9, local_retention_ms=1000)
+    rows = plan(spec, 40, p, as_of=10**6, highest_copied=19)  # 0-9 and 10-19 copied, 20-29 not yet
+    assert outcome(rows) == [(0, "local_time", None), (10, "local_time", None), (20, None, "not_copied_to_remote"),
+                             (30, None, "prefix_rule")]  # the rule stopped before it: no roll either
+    assert ASSUME_REMOTE not in rows[0]["assumptions"] and rows[0]["newLogStartOffset"] == 20
+    assert rows[0]["rollsActiveSegment"] is False
+    assert outcome(plan(spec, 40, p, as_of=10**6, highest_copied=-1))[0] == (0, None, "not_copied_to_remote")
+    # below the log start offset a segment goes without a copy; the next one waits for its copy
+    rows = plan(spec, 40, p, as_of=10**6, lso=10, highest_copied=-1)
+    assert outcome(rows)[:2] == [(0, "log_start_offset", None), (10, None, "not_copied_to_remote")]
+
+
 def test_largest_timestamp_sources_and_mtime_fallback() -> None:
     segs = [SegmentInput(0, 100, 50, 70, 9_000, 9), SegmentInput(10, 100, -1, None, 5_000, 19),
             SegmentInput(20, 100, 90, 80, 9_000, 29), SegmentInput(30, 100, None, None, None, 39)]

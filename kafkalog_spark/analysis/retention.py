@@ -22,9 +22,12 @@ UnifiedLog.scala, 3.9):
   log start offset is then the log end offset. Otherwise it is max(log start offset, first surviving base).
 - Tiered storage (remote.storage.enable=true, not compacted, not internal, remote.log.copy.disable=false): the
   size and time rules use local.retention.bytes/ms (-2 = retention.bytes/ms) and a segment may only go once it
-  is in remote storage, which cannot be known offline: such rows say ``requiresRemoteCopy`` and rules
-  ``local_size``/``local_time``. A segment below the log start offset goes without a copy. The active segment is
-  never deleted directly: the broker rolls it, and it becomes eligible after its copy.
+  is in remote storage: such rows say ``requiresRemoteCopy`` and rules ``local_size``/``local_time``. Given the
+  remote tier (``__remote_log_metadata``'s ``remote_log_segments`` view, whose copied segments give the broker's
+  highestOffsetInRemoteStorage), a segment not copied yet stops the rule there (``not_copied_to_remote``), as
+  isSegmentEligibleForDeletion stops deletableSegments; without it, whether a segment is copied cannot be known
+  and it is planned as if it were (an assumption says so). A segment below the log start offset goes without a
+  copy. The active segment is never deleted directly: the broker rolls it, and it becomes eligible after its copy.
 
 Inputs: the segment's largest timestamp is the greater of its last time index entry and its batches' max
 ``maxTimestamp`` (the broker's maxTimestampSoFar); when neither is >= 0 the ``.log`` mtime is used, as
@@ -167,14 +170,18 @@ def largest_timestamp(seg: SegmentInput) -> tuple[int | None, str]:
 
 def plan_partition(topic: str, partition: int, segments: list[SegmentInput], params: RetentionParams,
                    as_of_ms: int, hw_checkpoint: int | None = None, lso_checkpoint: int | None = None, *,
-                   hw_file: bool | None = None, lso_file: bool | None = None) -> list[dict[str, Any]]:
+                   hw_file: bool | None = None, lso_file: bool | None = None,
+                   highest_copied: int | None = None) -> list[dict[str, Any]]:
     """The plan for one partition: one dict per segment, keys as :data:`PLAN_SCHEMA`.
 
     ``hw_checkpoint``/``lso_checkpoint``: the partition's entries in replication-offset-checkpoint and
     log-start-offset-checkpoint (None: no entry). ``hw_file``/``lso_file``: whether those files exist in the log
     dir (None: not known). A log-start-offset-checkpoint without an entry is normal (the broker writes entries
-    only above the first segment's base); a missing file is stated as an assumption.
+    only above the first segment's base); a missing file is stated as an assumption. ``highest_copied``: the
+    partition's highest offset in remote storage (-1: nothing copied; None: its remote tier is not known).
     """
+    from .tiered_storage import copied_to_remote
+
     segs = sorted(segments, key=lambda s: s.base_offset)
     n = len(segs)
     if n == 0:
@@ -197,7 +204,7 @@ def plan_partition(topic: str, partition: int, segments: list[SegmentInput], par
         partition_notes.append(ASSUME_LSO_FILE)
     if loaded.high_watermark_source is OffsetSource.LOG_END_OFFSET:
         partition_notes.append(ASSUME_HW if hw_file else ASSUME_HW_FILE)
-    if params.remote_log:
+    if params.remote_log and highest_copied is None:
         partition_notes.append(ASSUME_REMOTE)
     if params.compact and params.delete:
         partition_notes.append(ASSUME_COMPACT)
@@ -212,6 +219,7 @@ def plan_partition(topic: str, partition: int, segments: list[SegmentInput], par
 
     deleted_by: list[str | None] = [None] * n
     remote_needed = [False] * n
+    not_copied: set[int] = set()  # where a rule stopped: the segment is not in remote storage yet
     state = {"first": 0, "rolled": False, "should_roll": False}
     lso_rule_offset = local_lso if params.remote_log else global_lso
 
@@ -230,6 +238,9 @@ def plan_partition(topic: str, partition: int, segments: list[SegmentInput], par
             copy = needs_copy(j)
             if copy and last:
                 break  # the active segment is never in remote storage
+            if copy and highest_copied is not None and not copied_to_remote(upper(j), highest_copied):
+                not_copied.add(j)
+                break  # isSegmentEligibleForDeletion: not in remote storage yet
             deleted_by[j], remote_needed[j] = rule, copy
             j += 1
         if j > state["first"]:
@@ -286,8 +297,8 @@ def plan_partition(topic: str, partition: int, segments: list[SegmentInput], par
             "nextBaseOffset": segs[j + 1].base_offset if j + 1 < n else None,
             "size": seg.size, "largestTimestamp": ts, "largestTimestampSource": ts_source,
             "isActive": j == n - 1, "deletable": deletable, "rule": deleted_by[j],
-            "reason": None if deletable else _kept_reason(j, n, segs, params, hw, upper(j), first_kept, kraft,
-                                                         expired, lso_rule_offset),
+            "reason": None if deletable else "not_copied_to_remote" if j in not_copied else _kept_reason(
+                j, n, segs, params, hw, upper(j), first_kept, kraft, expired, lso_rule_offset),
             "requiresRemoteCopy": remote_needed[j], "timeExpired": expired,
             "eligibleAtMs": ts + params.retention_ms + 1 if time_rule and ts is not None else None,
             "bytesReclaimed": seg.size if deletable else 0,
@@ -333,7 +344,7 @@ def _ok(df: DataFrame) -> DataFrame:
 
 
 def _plan_input(segments: DataFrame, batches: DataFrame | None, partition_files: DataFrame,
-                summary: DataFrame | None) -> DataFrame:
+                summary: DataFrame | None, remote_segments: DataFrame | None) -> DataFrame:
     seg = _ok(segments)
     if "status" in seg.columns:
         seg = seg.where(F.col("status") == "live")
@@ -349,8 +360,12 @@ def _plan_input(segments: DataFrame, batches: DataFrame | None, partition_files:
     checkpoints = pf.groupBy(*PARTITION).agg(
         F.max(F.when(hw, F.col("offset"))).alias("hwCheckpoint"), F.max(hw).alias("hwFile"),
         F.max(F.when(lso, F.col("offset"))).alias("lsoCheckpoint"), F.max(lso).alias("lsoFile"))
-    return (seg.join(stats, [*PARTITION, "baseOffset"], "left")
-            .join(checkpoints, PARTITION, "left"))
+    out = seg.join(stats, [*PARTITION, "baseOffset"], "left").join(checkpoints, PARTITION, "left")
+    if remote_segments is None:
+        return out.withColumn("highestCopiedOffset", F.lit(None).cast("long"))
+    from .tiered_storage import highest_copied_offsets
+
+    return out.join(highest_copied_offsets(segments, partition_files, remote_segments), PARTITION, "left")
 
 
 def _resolve(configs: ConfigSource, topics: list[str]) -> dict[str, RetentionParams]:
@@ -364,14 +379,16 @@ PartitionPlanner = Callable[[list[dict[str, Any]], int, bool], list[dict[str, An
 
 def partition_planner(segments: DataFrame, batches: DataFrame | None, partition_files: DataFrame,
                       configs: ConfigSource, what_if_configs: ConfigSource | None = None, *,
-                      summary: DataFrame | None = None) -> tuple[DataFrame, PartitionPlanner]:
+                      summary: DataFrame | None = None,
+                      remote_segments: DataFrame | None = None) -> tuple[DataFrame, PartitionPlanner]:
     """The plan's input rows (one per live segment, to be grouped by log dir, topic and partition) and the function that
     plans one partition's group of them: ``planner(rows, as_of_ms, what_if)`` returns :func:`plan_partition`'s
     rows under the current configs, or under ``what_if_configs`` when ``what_if``. Configs are resolved here, on
     the driver, so a bad config fails by name before any task; the planner is plain data and picklable.
     ``summary``: the batches' :func:`~.batch_summary.batch_summary` when the caller has it (``batches`` is then
-    not read)."""
-    inputs = _plan_input(segments, batches, partition_files, summary)
+    not read). ``remote_segments``: the ``remote_log_segments`` view (a tiered partition's local segments are then
+    deletable only once copied)."""
+    inputs = _plan_input(segments, batches, partition_files, summary, remote_segments)
     topics = sorted({r.topic for r in _ok(segments).select("topic").distinct().collect()})
     params = {False: _resolve(configs, topics)}
     if what_if_configs is not None:
@@ -383,16 +400,18 @@ def partition_planner(segments: DataFrame, batches: DataFrame | None, partition_
         segs = [SegmentInput(r["baseOffset"], r["size"] or 0, r["maxBatchTimestamp"], r["maxIndexedTimestamp"],
                              r["logMtimeMs"], r["maxLastOffset"]) for r in records]
         rows = plan_partition(topic, partition, segs, params[what_if][topic], int(as_of_ms), first["hwCheckpoint"],
-                              first["lsoCheckpoint"], hw_file=first["hwFile"], lso_file=first["lsoFile"])
+                              first["lsoCheckpoint"], hw_file=first["hwFile"], lso_file=first["lsoFile"],
+                              highest_copied=first["highestCopiedOffset"])
         return [{LOG_DIR: first[LOG_DIR], **row} for row in rows]
 
     return inputs, planner
 
 
 def _run(segments: DataFrame, batches: DataFrame | None, partition_files: DataFrame, configs, as_of_ms: int,
-         what_if_configs=None, summary: DataFrame | None = None) -> DataFrame:
+         what_if_configs=None, summary: DataFrame | None = None, remote_segments: DataFrame | None = None
+         ) -> DataFrame:
     inputs, planner = partition_planner(segments, batches, partition_files, configs, what_if_configs,
-                                        summary=summary)
+                                        summary=summary, remote_segments=remote_segments)
     what_if = what_if_configs is not None
     schema = WHAT_IF_SCHEMA if what_if else PLAN_SCHEMA
 
@@ -414,7 +433,8 @@ def _run(segments: DataFrame, batches: DataFrame | None, partition_files: DataFr
 
 
 def retention_plan(segments: DataFrame, batches: DataFrame | None, partition_files: DataFrame,
-                   configs: ConfigSource, as_of_ms: int, *, summary: DataFrame | None = None) -> DataFrame:
+                   configs: ConfigSource, as_of_ms: int, *, summary: DataFrame | None = None,
+                   remote_segments: DataFrame | None = None) -> DataFrame:
     """One row per live segment (:data:`PLAN_SCHEMA`): what the broker's retention deletes at ``as_of_ms``.
 
     ``configs``: the topics' effective configs, a :class:`~kafkalog_spark.config.TopicConfigs` (or what its
@@ -424,15 +444,20 @@ def retention_plan(segments: DataFrame, batches: DataFrame | None, partition_fil
     :func:`partition_summary` gives one row per partition. ``batches`` may be restricted (e.g. to the active
     segments): largest timestamps then come from the time indexes. ``summary``: the batches'
     :func:`~.batch_summary.batch_summary` when the caller has it (``batches`` is then not read).
+    ``remote_segments``: the ``remote_log_segments`` view, which says which local segments of a tiered partition
+    are copied (without it, that is an assumption of the plan).
     """
-    return _run(segments, batches, partition_files, configs, as_of_ms, summary=summary)
+    return _run(segments, batches, partition_files, configs, as_of_ms, summary=summary,
+                remote_segments=remote_segments)
 
 
 def retention_what_if(segments: DataFrame, batches: DataFrame, partition_files: DataFrame,
-                      configs: ConfigSource, what_if_configs: ConfigSource, as_of_ms: int) -> DataFrame:
+                      configs: ConfigSource, what_if_configs: ConfigSource, as_of_ms: int, *,
+                      remote_segments: DataFrame | None = None) -> DataFrame:
     """The current plan and the plan under ``what_if_configs`` side by side (:data:`WHAT_IF_SCHEMA`): the plan's
     columns plus ``whatIfDeletable``, ``whatIfRule``, ``whatIfReason``, ... for the alternative configuration."""
-    return _run(segments, batches, partition_files, configs, as_of_ms, what_if_configs)
+    return _run(segments, batches, partition_files, configs, as_of_ms, what_if_configs,
+                remote_segments=remote_segments)
 
 
 def partition_summary(plan: DataFrame) -> DataFrame:

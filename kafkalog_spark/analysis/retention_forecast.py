@@ -44,16 +44,16 @@ def _totals(rows: list[dict]) -> tuple[int, int, int | None]:
 def retention_forecast(segments: DataFrame, batches: DataFrame | None, partition_files: DataFrame,
                        configs: ConfigSource, as_of_ms: int, days: int = FORECAST_DAYS,
                        what_if_configs: ConfigSource | None = None, *,
-                       summary: DataFrame | None = None) -> DataFrame:
+                       summary: DataFrame | None = None, remote_segments: DataFrame | None = None) -> DataFrame:
     """Per partition and day 0..``days``: segments and bytes deletable by then (:data:`FORECAST_SCHEMA`).
 
     Inputs are those of :func:`~kafkalog_spark.analysis.retention.retention_plan` (the ``segments``,
     ``batches`` and ``partition_files`` views, the topics' effective configs; ``summary``, the batches'
-    :func:`~.batch_summary.batch_summary` when the caller has it)."""
+    :func:`~.batch_summary.batch_summary` when the caller has it; ``remote_segments``, the remote tier)."""
     if days < 0:
         raise ValueError(f"forecast days {days}: expected 0 or more")
     inputs, planner = partition_planner(segments, batches, partition_files, configs, what_if_configs,
-                                        summary=summary)
+                                        summary=summary, remote_segments=remote_segments)
     what_if = what_if_configs is not None
 
     def forecast_group(table):

@@ -41,15 +41,19 @@ def _one_replica(remote_segments: DataFrame) -> DataFrame:
     return ok.join(chosen, same, "left_semi")
 
 
-def tiered_storage(segments: DataFrame, remote_segments: DataFrame, partition_files: DataFrame,
-                   tiered_topics: list[str], now_ms: int) -> DataFrame:
-    """One row per partition of a log dir that ``remote_segments`` (the ``remote_log_segments`` view) names, or of
-    ``tiered_topics`` (the topics whose configs enable remote storage: a partition with nothing copied yet is the
-    one whose disk does not shrink), with the columns of :data:`TIERED_STORAGE_COLUMNS`. The remote segments of a
-    partition count for every log dir holding it (the metadata is the cluster's, not a log dir's)."""
-    from .loaded_offsets import log_start_offset
+def copied_to_remote(upper_bound_offset: int, highest_copied_offset: int | None) -> bool:
+    """Whether a local segment whose offsets end below ``upper_bound_offset`` (the next segment's base offset) is in
+    remote storage: UnifiedLog.isSegmentEligibleForDeletion's ``upperBoundOffset > 0 && upperBoundOffset - 1 <=
+    highestOffsetInRemoteStorage`` (None: nothing copied). :func:`tiered_storage`'s ``uploaded`` is the same rule
+    over columns."""
+    return highest_copied_offset is not None and upper_bound_offset > 0 and upper_bound_offset - 1 <= \
+        highest_copied_offset
 
-    remote = (_one_replica(remote_segments).groupBy("topicId", "topic", "partition").agg(
+
+def remote_partitions(remote_segments: DataFrame) -> DataFrame:
+    """Per partition the remote tier holds (topicId, topic, partition): its remote segments' counts and bytes by
+    state, ``remoteLogStartOffset`` and ``highestCopiedOffset`` (of the copied ones; null when none is)."""
+    return (_one_replica(remote_segments).groupBy("topicId", "topic", "partition").agg(
         F.count("*").alias("remoteSegments"),
         F.sum("segmentSizeInBytes").alias("remoteBytes"),
         F.sum(F.col("isCopied").cast("int")).alias("copiedSegments"),
@@ -59,16 +63,44 @@ def tiered_storage(segments: DataFrame, remote_segments: DataFrame, partition_fi
         F.min(F.when(F.col("isCopied"), F.col("startOffset"))).alias("remoteLogStartOffset"),
         F.max(F.when(F.col("isCopied"), F.col("endOffset"))).alias("highestCopiedOffset"),
         F.first("partitionDeleteState", ignorenulls=True).alias("partitionDeleteState")))
-    # the local log's topic id (partition.metadata): remote segments of an earlier topic of the same name are not its
+
+
+def matched_remote(local: DataFrame, partition_files: DataFrame, remote: DataFrame) -> DataFrame:
+    """Each local partition of ``local`` (rows with :data:`~.grouping_keys.PARTITION`) with ``_remoteTopicId``, the
+    topic id of the remote partition of :func:`remote_partitions` that is its remote tier (null: none), and
+    ``_localTopicId`` (its partition.metadata's): remote segments of an earlier topic of the same name (deleted,
+    then created again) are not its."""
     ids = (partition_files.where(F.col("problem").isNull() & (F.col("fileType") == "partition.metadata"))
            .groupBy(*PARTITION).agg(F.first("topicId").alias("_localTopicId")))
-    live = (segments.where(F.col("problem").isNull() & (F.col("status") == "live") & F.col("logFile").isNotNull())
-            .join(ids, PARTITION, "left"))
-    same = ((F.col("_remoteTopic") == F.col("topic")) & (F.col("_remotePartition") == F.col("partition"))
-            & (F.col("_localTopicId").isNull() | (F.col("_localTopicId") == F.col("_remoteTopicId"))))
+    keys = local.select(*PARTITION).distinct().join(ids, PARTITION, "left")
     remote_keys = remote.select(F.col("topicId").alias("_remoteTopicId"), F.col("topic").alias("_remoteTopic"),
                                 F.col("partition").alias("_remotePartition"))
-    matched = live.join(remote_keys, same, "left").select(*PARTITION, "_remoteTopicId").distinct()
+    same = ((F.col("_remoteTopic") == F.col("topic")) & (F.col("_remotePartition") == F.col("partition"))
+            & (F.col("_localTopicId").isNull() | (F.col("_localTopicId") == F.col("_remoteTopicId"))))
+    return keys.join(remote_keys, same, "left").select(*PARTITION, "_remoteTopicId", "_localTopicId")
+
+
+def highest_copied_offsets(segments: DataFrame, partition_files: DataFrame, remote_segments: DataFrame) -> DataFrame:
+    """Per local partition that has a remote tier, ``highestCopiedOffset`` (the broker's
+    highestOffsetInRemoteStorage: the largest end offset of its copied remote segments; -1 when none is)."""
+    remote = remote_partitions(remote_segments)
+    matched = matched_remote(segments.where(F.col("problem").isNull()), partition_files, remote)
+    return (matched.where(F.col("_remoteTopicId").isNotNull())
+            .join(remote.withColumnRenamed("topicId", "_remoteTopicId"), ["_remoteTopicId", "topic", "partition"])
+            .select(*PARTITION, F.coalesce("highestCopiedOffset", F.lit(-1)).alias("highestCopiedOffset")))
+
+
+def tiered_storage(segments: DataFrame, remote_segments: DataFrame, partition_files: DataFrame,
+                   tiered_topics: list[str], now_ms: int) -> DataFrame:
+    """One row per partition of a log dir that ``remote_segments`` (the ``remote_log_segments`` view) names, or of
+    ``tiered_topics`` (the topics whose configs enable remote storage: a partition with nothing copied yet is the
+    one whose disk does not shrink), with the columns of :data:`TIERED_STORAGE_COLUMNS`. The remote segments of a
+    partition count for every log dir holding it (the metadata is the cluster's, not a log dir's)."""
+    from .loaded_offsets import log_start_offset
+
+    remote = remote_partitions(remote_segments)
+    live = segments.where(F.col("problem").isNull() & (F.col("status") == "live") & F.col("logFile").isNotNull())
+    matched = matched_remote(live, partition_files, remote)
     tiered = matched.where(F.col("_remoteTopicId").isNotNull() | F.col("topic").isin(list(tiered_topics)))
     local = live.join(tiered, PARTITION).join(
         remote.select(F.col("topicId").alias("_remoteTopicId"), "topic", "partition", "highestCopiedOffset"),

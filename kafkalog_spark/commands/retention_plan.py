@@ -88,10 +88,12 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
         read = read_views(spark, args.log_dirs, ("segments", "batches", "partition_files"),
                           includeInternal=str(args.include_internal).lower(), topics=args.topics or None)
         views = (read["segments"], read["batches"], read["partition_files"])
+        # the remote tier, as __remote_log_metadata says: which local segments of a tiered topic are copied
+        remote = read_views(spark, args.log_dirs, ["remote_log_segments"])["remote_log_segments"]
         if what_if_configs is not None:
-            plan = retention_what_if(*views, configs, what_if_configs, as_of)
+            plan = retention_what_if(*views, configs, what_if_configs, as_of, remote_segments=remote)
         else:
-            plan = retention_plan(*views, configs, as_of)
+            plan = retention_plan(*views, configs, as_of, remote_segments=remote)
         rows = [r.asDict() for r in plan.orderBy("logDir", "topic", "partition", "baseOffset").collect()]
         if args.json:
             print_json(rows, out)

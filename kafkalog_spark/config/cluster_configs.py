@@ -24,6 +24,7 @@ from typing import Any
 from ..kafka_versions import KafkaVersion
 from .broker import broker_key_for, broker_properties_to_config
 from .config_defs import topic_defaults
+from .values import ConfigError, parse_value
 
 log = logging.getLogger(__name__)
 
@@ -50,8 +51,9 @@ class ClusterConfigs:
         """From the ``metadata_configs`` view's rows (resourceType, resourceName, name, value, offset,
         snapshotEndOffset) of one cluster. ``node_ids``: the brokers whose log dirs are read; their own dynamic
         configs apply when they are one broker, or several that agree (else only the cluster-wide default, with a
-        warning). A key ``kafka_version`` does not know is left out with a warning: the broker that wrote it knew
-        it."""
+        warning). A key ``kafka_version`` does not know, or a value its rules reject, is left out with a warning
+        naming where it came from (a 3.9 cluster's ``segment.bytes`` below 4.x's minimum read with 4.x's rules: the
+        cluster's own version is what ``--kafka-version`` should say)."""
         rows = list(rows)
         default = {r["name"]: r for r in rows if r["resourceType"] == "BROKER" and r["resourceName"] == ""}
         per_broker = {}
@@ -70,7 +72,7 @@ class ClusterConfigs:
         broker: dict[str, Sourced] = {}
         for layer, name in ((default, "dynamic-broker-default"), (own, "dynamic-broker")):
             props = {k: r["value"] for k, r in layer.items()}
-            for key, value in broker_properties_to_config(props, kafka_version).items():
+            for key, value in _valid_broker_config(props, kafka_version).items():
                 origin = layer.get(broker_key_for(key, props, kafka_version))
                 broker[key] = (value, name + (_origin(origin) if origin else ""))
         known = topic_defaults(kafka_version)
@@ -78,9 +80,30 @@ class ClusterConfigs:
         for r in rows:
             if r["resourceType"] != "TOPIC":
                 continue
+            origin = _origin(r)[1:]
+            where = (f"topic {r['resourceName']}'s dynamic config {r['name']}={r['value']} (metadata "
+                     f"{'offset ' + origin if origin.isdigit() else origin})")
             if r["name"] not in known:
-                log.warning("ignoring topic %s's dynamic config %s: not a topic config of Kafka %s",
-                            r["resourceName"], r["name"], kafka_version.value)
+                log.warning("ignoring %s: not a topic config of Kafka %s", where, kafka_version.value)
+                continue
+            try:
+                parse_value(r["name"], r["value"], kafka_version)
+            except ConfigError as e:
+                log.warning("ignoring %s: %s", where, e)
                 continue
             topics.setdefault(r["resourceName"], {})[r["name"]] = (r["value"], "dynamic-topic" + _origin(r))
         return cls(broker, topics)
+
+
+def _valid_broker_config(props: dict[str, str], kafka_version: KafkaVersion) -> dict[str, str]:
+    """:func:`~.broker.broker_properties_to_config` of ``props``, leaving out (with a warning) each value the
+    version's rules reject."""
+    props = dict(props)
+    while True:
+        try:
+            return broker_properties_to_config(props, kafka_version)
+        except ConfigError as e:
+            if e.key not in props:
+                raise
+            log.warning("ignoring the dynamic broker config %s: %s", e.key, e)
+            del props[e.key]

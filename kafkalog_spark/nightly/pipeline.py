@@ -190,6 +190,7 @@ def compute(spark: SparkSession, views: dict[str, DataFrame], configs: TopicConf
     if replica_records is not None and more is not None:
         replica_records.append(more)
     summary = views.get("batch_summary")  # read_cached_views' (else each analysis aggregates the batches itself)
+    remote = views.get("remote_log_segments")  # the remote tier (tiered partitions: what is copied)
     segments = segment_stats(views["segments"], views["batches"], views["record_stats"], configs, summary=summary)
     partitions = partition_stats(segments, views["partition_files"])
     return {
@@ -199,16 +200,17 @@ def compute(spark: SparkSession, views: dict[str, DataFrame], configs: TopicConf
         "index_findings": index_findings(spark, views, log_dirs=log_dirs,
                                          entry_rows=views.get(ENTRY_FINDINGS_VIEW)).unionByName(replica_problems),
         "retention_plan": retention_plan(views["segments"], views["batches"], views["partition_files"], configs,
-                                         now_ms, summary=summary),
+                                         now_ms, summary=summary, remote_segments=remote),
         "retention_forecast": retention_forecast(views["segments"], views["batches"], views["partition_files"],
-                                                 configs, now_ms, what_if_configs=what_if_configs, summary=summary),
+                                                 configs, now_ms, what_if_configs=what_if_configs, summary=summary,
+                                                 remote_segments=remote),
         "compaction_preview": compaction.partitions,
         "compaction_preview_segments": compaction.segments,
         "topic_configs": topic_rows,
         "log_offsets": log_offsets(views["records"], views["batches"], views["segments"], views["partition_files"],
                                    configs, now_ms, context=context),
         "replica_comparison": replicas,
-        "tiered_storage": tiered_storage(views["segments"], views["remote_log_segments"], views["partition_files"],
+        "tiered_storage": tiered_storage(views["segments"], remote, views["partition_files"],
                                          [t for t in topics if configs[t].remote_log_enabled], now_ms),
     }
 
