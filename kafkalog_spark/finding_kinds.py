@@ -150,6 +150,17 @@ _TABLE: list[tuple[str, Severity, str, str]] = [
      "from the leader's (offsets or CRC; for a compacted topic, a record's key or value): Kafka never repairs it"),
     ("replica_leader_epoch_differs", W, "replica_comparison", "a batch both replicas hold with the same CRC but "
      "another partitionLeaderEpoch (which the CRC does not cover)"),
+    # tiered storage: the remote tier (__remote_log_metadata) against the local one
+    ("remote_copy_not_finished", W, "tiered_storage", "a segment's copy to remote storage started "
+     "(COPY_SEGMENT_STARTED) more than three of the broker's remote log manager task intervals before the run and "
+     "has not finished: a failed or stuck upload (the broker copies it again under another id)"),
+    ("remote_delete_not_finished", W, "tiered_storage", "a remote segment's deletion started "
+     "(DELETE_SEGMENT_STARTED) more than three task intervals before the run and has not finished: its remote files "
+     "may remain"),
+    ("remote_log_gap", E, "tiered_storage", "offsets above the log start offset that neither tier holds: the remote "
+     "log (its copied segments) ends below the local log start offset"),
+    ("local_retention_waits_for_copy", W, "tiered_storage", "local segments past local retention that stay on disk "
+     "because they are not copied to remote storage yet: the disk does not shrink until the copy"),
     # validation: segments and batches
     ("batch_offsets_not_increasing", E, "validate", "a batch's first offset is not above the previous batch's "
      "last"),

@@ -120,3 +120,28 @@ def test_the_nightly_job_writes_the_accounting(spark, tmp_path) -> None:
     assert [(r.topic, r.logStartOffset, r.remoteSegments, r.highestCopiedOffset + 1) for r in rows] == [
         ("tiered", oracle["topics"]["tiered"]["log_start"], len(oracle["remote_segments_at_stop"]["tiered"]),
          oracle["topics"]["tiered"]["log_end"])]
+
+
+def test_stuck_copies_and_deletes_gaps_and_waiting_segments_are_findings(spark) -> None:
+    from kafkalog_spark.analysis.retention import PLAN_SCHEMA
+    from kafkalog_spark.analysis.tiered_storage import STUCK_TASK_INTERVALS, tiered_findings
+
+    now, interval = 10_000_000, 30_000
+    old, recent = now - STUCK_TASK_INTERVALS * interval - 1, now - interval
+    # local 15 (rolled), 20 (active); remote: 0-9 copied, 10-14 being deleted long ago, 15-19 copying since long
+    # ago, a retry of it copying since a moment ago
+    segments, _, files, _ = _views(spark, [(15, 20, 10), (20, None, 0)], [], log_start=0)
+    remote = _frame(spark, REMOTE_LOG_SEGMENTS, [
+        {"topicId": "T1", "topic": "t", "partition": 0, "remoteLogSegmentId": sid, "startOffset": start,
+         "endOffset": end, "segmentSizeInBytes": 10, "state": state, "isCopied": state == "COPY_SEGMENT_FINISHED",
+         "stateTime": at, "metadataOffset": n, "sourcePartition": 0, "logDir": "/m"}
+        for n, (sid, start, end, state, at) in enumerate([
+            ("a", 0, 9, "COPY_SEGMENT_FINISHED", old), ("b", 10, 14, "DELETE_SEGMENT_STARTED", old),
+            ("c", 15, 19, "COPY_SEGMENT_STARTED", old), ("d", 15, 19, "COPY_SEGMENT_STARTED", recent)])])
+    tiered = tiered_storage(segments, remote, files, ["t"], now)
+    plan = spark.createDataFrame([{"logDir": "/d", "topic": "t", "partition": 0, "baseOffset": 15, "size": 10,
+                                   "reason": "not_copied_to_remote"}], PLAN_SCHEMA)
+    found = sorted((r.check, r.baseOffset, r.logDir) for r in tiered_findings(tiered, remote, plan, interval,
+                                                                              now).collect())
+    assert found == [("local_retention_waits_for_copy", 15, "/d"), ("remote_copy_not_finished", 15, "/d"),
+                     ("remote_delete_not_finished", 10, "/d"), ("remote_log_gap", None, "/d")]

@@ -133,3 +133,55 @@ def tiered_storage(segments: DataFrame, remote_segments: DataFrame, partition_fi
                F.coalesce(F.col("highestCopiedOffset") + 1, F.col("logStartOffset")), F.col("logStartOffset")))))
     counts = ("remoteSegments", "copiedSegments", "copyingSegments", "deletingSegments")
     return out.fillna(0, subset=[*counts, "remoteBytes", "copiedBytes"]).select(*TIERED_STORAGE_COLUMNS)
+
+
+STUCK_TASK_INTERVALS = 3  # a copy or delete older than this many RemoteLogManager task intervals is not progressing
+
+
+def tiered_findings(tiered: DataFrame, remote_segments: DataFrame, plan: DataFrame, task_interval_ms: int,
+                    now_ms: int) -> DataFrame:
+    """The tiered partitions' findings (schema ``INDEX_FINDINGS``), from :func:`tiered_storage`'s rows, the
+    ``remote_log_segments`` view and the retention plan: copies and deletes started more than
+    :data:`STUCK_TASK_INTERVALS` of the broker's ``remote.log.manager.task.interval.ms`` before ``now_ms`` and
+    not finished, offsets in neither tier, and local segments past local retention kept for want of a copy."""
+    from .finding_columns import candidate, emit, text
+
+    since = F.lit(now_ms) - F.col("stateTime")
+    stuck = since > STUCK_TASK_INTERVALS * task_interval_ms
+    where = {"file": F.lit(None), "base_offset": F.col("startOffset")}
+    # the remote segments speak of a partition, not of a log dir: each finding names every log dir holding it
+    held = tiered.select("logDir", "topic", "partition", F.col("topicId").alias("_topicId"))
+    remote = (_one_replica(remote_segments).drop("logDir").join(held, ["topic", "partition"])
+              .where(F.col("_topicId").isNull() | (F.col("_topicId") == F.col("topicId"))))
+    segment = text("remote segment ", F.col("remoteLogSegmentId"), " (offsets ", F.col("startOffset"), " to ",
+                   F.col("endOffset"), ")")
+    age = text(F.round(since / 1000).cast("long"), " s ago (metadata offset ", F.col("metadataOffset"), ")")
+    by_segment = emit(
+        remote,
+        candidate((F.col("state") == "COPY_SEGMENT_STARTED") & stuck, "warning", "remote_copy_not_finished",
+                  expected=F.lit("COPY_SEGMENT_FINISHED within a few task intervals"),
+                  found=text(segment, ": COPY_SEGMENT_STARTED ", age),
+                  detail=F.lit("an upload that failed or hangs: the broker retries under a new segment id; the "
+                               "local segment stays until a copy finishes"), **where),
+        candidate((F.col("state") == "DELETE_SEGMENT_STARTED") & stuck, "warning", "remote_delete_not_finished",
+                  expected=F.lit("DELETE_SEGMENT_FINISHED within a few task intervals"),
+                  found=text(segment, ": DELETE_SEGMENT_STARTED ", age),
+                  detail=F.lit("its remote files may remain in the store"), **where))
+    by_partition = emit(tiered, candidate(
+        F.col("missingOffsets") > 0, "error", "remote_log_gap",
+        expected=text("the remote log reaching the local log start offset ", F.col("localLogStartOffset")),
+        found=text(F.col("missingOffsets"), " offsets in neither tier below ", F.col("localLogStartOffset"),
+                   " (highest copied offset ", F.coalesce(F.col("highestCopiedOffset").cast("string"), F.lit("none")),
+                   ", log start offset ", F.col("logStartOffset"), ")"),
+        detail=F.lit("a consumer fetching them gets OFFSET_OUT_OF_RANGE"), file=F.lit(None)))
+    waiting = (plan.where(F.col("reason") == "not_copied_to_remote")
+               .groupBy("logDir", "topic", "partition").agg(F.count("*").alias("n"), F.sum("size").alias("bytes"),
+                                                           F.min("baseOffset").alias("first")))
+    by_plan = emit(waiting, candidate(
+        F.lit(True), "warning", "local_retention_waits_for_copy",
+        expected=F.lit("local segments past local retention copied, then deleted"),
+        found=text(F.col("n"), " segment(s), ", F.col("bytes"), " bytes from offset ", F.col("first"),
+                   " not in remote storage yet"),
+        detail=F.lit("local retention deletes a tiered segment only once it is copied: the disk does not shrink"),
+        file=F.lit(None), base_offset=F.col("first")))
+    return by_segment.unionByName(by_partition).unionByName(by_plan)

@@ -142,6 +142,7 @@ BROKER_KEYS: tuple[ConfigKey, ...] = tuple(ConfigKey(*row[:4], broker_only=True,
     ("log.cleaner.backoff.ms", "long", "15000", (0, None)),
     ("producer.id.expiration.ms", "int", "86400000", (1, None)),  # the cleaner keeps an active producer's last batch
     ("remote.log.storage.system.enable", "boolean", "false", None),
+    ("remote.log.manager.task.interval.ms", "long", "30000", (1, None)),  # RemoteLogManagerConfig
     ("offsets.topic.segment.bytes", "int", "104857600", (1, None)),
     ("transaction.state.log.segment.bytes", "int", "104857600", (1, None)),
     ("transaction.state.log.min.isr", "int", "2", (1, None)),

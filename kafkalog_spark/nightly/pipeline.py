@@ -171,7 +171,7 @@ def compute(spark: SparkSession, views: dict[str, DataFrame], configs: TopicConf
     from ..analysis.retention import retention_plan
     from ..analysis.retention_forecast import retention_forecast
     from ..analysis.segment_stats import segment_stats
-    from ..analysis.tiered_storage import tiered_storage
+    from ..analysis.tiered_storage import tiered_findings, tiered_storage
     from ..analysis.topic_config_table import topic_configs as topic_configs_table
     from ..analysis.topic_config_table import topics_of
 
@@ -190,7 +190,12 @@ def compute(spark: SparkSession, views: dict[str, DataFrame], configs: TopicConf
     if replica_records is not None and more is not None:
         replica_records.append(more)
     summary = views.get("batch_summary")  # read_cached_views' (else each analysis aggregates the batches itself)
-    remote = views.get("remote_log_segments")  # the remote tier (tiered partitions: what is copied)
+    remote = views["remote_log_segments"]  # the remote tier (tiered partitions: what is copied)
+    plan = retention_plan(views["segments"], views["batches"], views["partition_files"], configs, now_ms,
+                          summary=summary, remote_segments=remote)
+    tiered = tiered_storage(views["segments"], remote, views["partition_files"],
+                            [t for t in topics if configs[t].remote_log_enabled], now_ms)
+    interval = configs["-"]["remote.log.manager.task.interval.ms"]
     segments = segment_stats(views["segments"], views["batches"], views["record_stats"], configs, summary=summary)
     partitions = partition_stats(segments, views["partition_files"])
     return {
@@ -198,9 +203,9 @@ def compute(spark: SparkSession, views: dict[str, DataFrame], configs: TopicConf
         "partition_stats": partitions,
         "log_dir_stats": log_dir_stats(partitions, views["segments"]),
         "index_findings": index_findings(spark, views, log_dirs=log_dirs,
-                                         entry_rows=views.get(ENTRY_FINDINGS_VIEW)).unionByName(replica_problems),
-        "retention_plan": retention_plan(views["segments"], views["batches"], views["partition_files"], configs,
-                                         now_ms, summary=summary, remote_segments=remote),
+                                         entry_rows=views.get(ENTRY_FINDINGS_VIEW)).unionByName(replica_problems)
+                                         .unionByName(tiered_findings(tiered, remote, plan, interval, now_ms)),
+        "retention_plan": plan,
         "retention_forecast": retention_forecast(views["segments"], views["batches"], views["partition_files"],
                                                  configs, now_ms, what_if_configs=what_if_configs, summary=summary,
                                                  remote_segments=remote),
@@ -210,8 +215,7 @@ def compute(spark: SparkSession, views: dict[str, DataFrame], configs: TopicConf
         "log_offsets": log_offsets(views["records"], views["batches"], views["segments"], views["partition_files"],
                                    configs, now_ms, context=context),
         "replica_comparison": replicas,
-        "tiered_storage": tiered_storage(views["segments"], remote, views["partition_files"],
-                                         [t for t in topics if configs[t].remote_log_enabled], now_ms),
+        "tiered_storage": tiered,
     }
 
 
@@ -324,8 +328,10 @@ def analysed(spark: SparkSession, log_dirs: Sequence[str], started: dt.datetime,
         tables = compute(spark, views, configs, log_dirs, int(started.timestamp() * 1000), alternative,
                          replica_records=read_more, cached=cached)
         # partition_stats and log_dir_stats are built on segment_stats, and index_findings holds the replica
-        # comparison's findings: cached, each is computed once, not per table
-        cached += [tables["segment_stats"].persist(), tables["replica_comparison"].persist()]
+        # comparison's findings and the tiered partitions' (from the retention plan): cached, each is computed
+        # once, not per table
+        cached += [tables[name].persist() for name in ("segment_stats", "replica_comparison", "retention_plan",
+                                                       "tiered_storage")]
         yield ({name: _log_dir_first(tables[name]) for name in DIR_TABLES}
                | {name: views[name] for name in CACHE_TABLES if name in views}
                | (more(views, read_more[0] if read_more else None) if more else {}))
