@@ -12,6 +12,7 @@ import pytest
 from pyspark.sql.types import StringType, StructField, StructType
 
 from kafkalog_spark.analysis.tiered_storage import TIERED_STORAGE_COLUMNS, tiered_storage
+from kafkalog_spark.kafka_versions import parse_kafka_version
 from kafkalog_spark.schemas import PARTITION_FILES, REMOTE_LOG_SEGMENTS, SEGMENTS
 from kafkalog_spark.source import read_views
 from tests.helpers.corpus import INTERNAL
@@ -22,7 +23,8 @@ VERSIONS = ("3.9.2", "4.4.0")
 @pytest.fixture(scope="module", params=VERSIONS)
 def tiered(request, spark):
     broker = INTERNAL / request.param / "tiered"
-    views = read_views(spark, [str(broker / "broker")], ["remote_log_segments", "segments", "partition_files"])
+    views = read_views(spark, [str(broker / "broker")], ["remote_log_segments", "segments", "partition_files",
+                                                         "batches"])
     oracle = json.loads((broker / "oracle.json").read_text())
     return views, oracle
 
@@ -145,3 +147,120 @@ def test_stuck_copies_and_deletes_gaps_and_waiting_segments_are_findings(spark) 
                                                                               now).collect())
     assert found == [("local_retention_waits_for_copy", 15, "/d"), ("remote_copy_not_finished", 15, "/d"),
                      ("remote_delete_not_finished", 10, "/d"), ("remote_log_gap", None, "/d")]
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_remote_retention_by_size_deletes_what_the_broker_deleted(version: str) -> None:
+    """The broker's own remote retention as the oracle: `tiered`'s remote segments as they were before
+    retention.bytes shrank (its __remote_log_metadata replayed up to its first DELETE_SEGMENT_STARTED), planned with
+    the new retention.bytes, must lose exactly the segments the broker then deleted (DELETE_SEGMENT_FINISHED)."""
+    from kafkalog_spark.analysis.remote_retention import RemoteSegmentInput, plan_remote_partition
+    from kafkalog_spark.log.log_dir import list_partition
+    from kafkalog_spark.state.internal_records import read_internal
+    from kafkalog_spark.state.remote_log_metadata import replay
+
+    broker = INTERNAL / version / "tiered"
+    oracle = json.loads((broker / "oracle.json").read_text())
+    records = [r for p in sorted((broker / "broker").glob("__remote_log_metadata-*"))
+               for r in read_internal(list_partition(str(p)), [])]
+    mine = [r for r in records if r.decoded.value and "RemoteLogSegmentId" in r.decoded.value
+            and r.decoded.value["RemoteLogSegmentId"]["TopicIdPartition"]["Name"] == "tiered"]
+    first_delete = min(r.offset for r in mine if r.decoded.value.get("RemoteLogSegmentState") == 2)
+    deleted = {r.decoded.value["RemoteLogSegmentId"]["Id"] for r in mine
+               if r.decoded.value.get("RemoteLogSegmentState") == 3}
+    from kafkalog_spark.format.message_json import kafka_uuid
+
+    deleted = {kafka_uuid(i) for i in deleted}
+    caches, ignored = replay([r for r in mine if r.offset < first_delete])
+    assert ignored == [] and len(caches) == 1
+    segments = [RemoteSegmentInput(s.segment_id, s.start_offset, s.end_offset, s.size, s.max_timestamp_ms,
+                                   "COPY_SEGMENT_FINISHED" if s.state == 1 else str(s.state), s.leader_epochs)
+                for s in next(iter(caches.values())).segments.values()]
+    assert len(segments) == len(deleted) + len(oracle["remote_segments_at_stop"]["tiered"])
+    # one leader epoch (0) since offset 0, the log's start before the deletions; nothing local but the empty active
+    # segment at the log end
+    end = oracle["topics"]["tiered"]["log_end"]
+    rows = plan_remote_partition(segments, -1, oracle["retention_bytes_after"], 0, 0, {0: 0}, end, 10**13,
+                                 parse_kafka_version(version))
+    assert {r["remoteLogSegmentId"] for r in rows if r["deletable"]} == deleted
+    assert {r["rule"] for r in rows if r["deletable"]} == {"remote_size"}
+    assert rows[0]["newLogStartOffset"] == oracle["topics"]["tiered"]["log_start"]  # the broker's, after
+
+
+def _remote(start: int, end: int, ts: int, state: str = "COPY_SEGMENT_FINISHED", epochs=None):
+    from kafkalog_spark.analysis.remote_retention import RemoteSegmentInput
+
+    return RemoteSegmentInput(f"s{start}", start, end, 100, ts, state, epochs or {0: start})
+
+
+def test_remote_time_log_start_and_epoch_rules_per_version() -> None:
+    from kafkalog_spark.analysis.remote_retention import plan_remote_partition
+
+    segs = [_remote(0, 9, 1000), _remote(10, 19, 2000), _remote(20, 29, 3000)]
+
+    def plan(version: str, **kw):
+        args = {"retention_ms": 1000, "retention_bytes": -1, "log_start_offset": 0, "only_local_size": 0,
+                "lineage": {0: 0}, "log_end_offset": 40, "as_of_ms": 3000} | kw
+        rows = plan_remote_partition(segs, kafka_version=parse_kafka_version(version), **args)
+        return [(r["startOffset"], r["rule"] or r["reason"]) for r in rows], rows[0]["newLogStartOffset"]
+
+    # cleanupUntil = 2000: 3.9 deletes at or before it, 4.x only before; the first kept one stops the walk
+    assert plan("3.9") == ([(0, "remote_time"), (10, "remote_time"), (20, "within_retention")], 20)
+    assert plan("4.x") == ([(0, "remote_time"), (10, "within_retention"), (20, "prefix_rule")], 10)
+    # below the log start offset: deleted without moving it (it is already there)
+    assert plan("4.x", retention_ms=-1, log_start_offset=15)[0] == [
+        (0, "remote_log_start_offset"), (10, "within_retention"), (20, "prefix_rule")]
+    # written in an epoch before the lineage's earliest (after an unclean election): deleted after the walk
+    assert plan("4.x", retention_ms=-1, lineage={1: 0})[0] == [
+        (0, "remote_earlier_epochs"), (10, "remote_earlier_epochs"), (20, "remote_earlier_epochs")]
+
+
+def test_a_half_deleted_remote_segment_is_deleted_again_in_4x_and_counted_in_39() -> None:
+    from kafkalog_spark.analysis.remote_retention import plan_remote_partition
+
+    segs = [_remote(0, 9, 10**12, "DELETE_SEGMENT_STARTED"), _remote(10, 19, 10**12), _remote(20, 29, 10**12)]
+    args = (-1, 150, 0, 0, {0: 0}, 40, 10**12)
+    v4 = plan_remote_partition(segs, *args, kafka_version=parse_kafka_version("4.x"))
+    v39 = plan_remote_partition(segs, *args, kafka_version=parse_kafka_version("3.9"))
+    # 4.x: retried, and not counted in the size (200 of copied segments: 50 over, none fits)
+    assert [r["rule"] or r["reason"] for r in v4] == ["remote_delete_retry", "within_retention", "prefix_rule"]
+    # 3.9: counted (300: 150 over), and its own size fits: the size rule deletes it
+    assert [r["rule"] or r["reason"] for r in v39] == ["remote_size", "within_retention", "prefix_rule"]
+
+
+def test_the_retention_plan_has_a_row_per_remote_segment(tiered, spark) -> None:
+    from kafkalog_spark.analysis.retention import retention_plan, retention_what_if
+    from kafkalog_spark.config import TopicConfigs
+
+    views, oracle = tiered
+    configs = TopicConfigs(overrides={"tiered": {"remote.storage.enable": "true", "retention.ms": "-1",
+                                                 "local.retention.ms": "1000",
+                                                 "retention.bytes": str(oracle["retention_bytes_after"])}},
+                           kafka_version="3.9")
+    args = (views["segments"], views["batches"], views["partition_files"], configs)
+    plan = retention_plan(*args, 10**13, remote_segments=views["remote_log_segments"]).where("topic = 'tiered'")
+    remote = plan.where("tier = 'remote'").orderBy("baseOffset").collect()
+    # the segments the broker kept at that retention.bytes: none more goes (the excess is below a segment's size)
+    assert [r.remoteLogSegmentId for r in remote] == [
+        f.split("-", 1)[1].removesuffix(".log") for f in sorted(oracle["remote_segments_at_stop"]["tiered"])]
+    assert not any(r.deletable for r in remote) and remote[0].reason == "within_retention"
+    assert [r.tier for r in plan.where("tier = 'local'").collect()] == ["local"]  # the empty active segment
+    # what-if 10000 bytes: 16856 remote bytes, 6856 over: three 1892-byte segments fit in it
+    alt = retention_what_if(*args, configs.with_what_if(["retention.bytes=10000"]), 10**13,
+                            remote_segments=views["remote_log_segments"])
+    gone = alt.where("topic = 'tiered' and tier = 'remote' and whatIfDeletable").orderBy("baseOffset").collect()
+    assert [r.baseOffset for r in gone] == [22, 33, 44] and {r.whatIfRule for r in gone} == {"remote_size"}
+    assert sum(r.size for r in remote) == 16856
+
+
+def test_kafkalog_retention_plan_shows_the_remote_tier(spark, tmp_path, capsys) -> None:
+    from kafkalog_spark.cli import main
+
+    topics = tmp_path / "topics.ini"
+    topics.write_text("[tiered]\nremote.storage.enable=true\nretention.bytes=10000\nretention.ms=-1\n")
+    broker = INTERNAL / "3.9.2" / "tiered" / "broker"
+    assert main(["retention-plan", str(broker), "--kafka-version", "3.9", "--topic-config", str(topics),
+                 "--topics", "tiered", "-q"]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[1].split()[-1] == "tier"
+    assert "    remote tier: 3 of 9 segment(s) deletable, 5676 of 16856 bytes; log start offset -> 55" in out

@@ -60,6 +60,7 @@ from pyspark.sql.types import (
 
 from ..config import TopicConfig
 from ..config.topic_configs import ConfigSource, TopicConfigs
+from ..kafka_versions import LATEST, KafkaVersion
 from ..log.checkpoints import LOG_START_OFFSET_CHECKPOINT, REPLICATION_OFFSET_CHECKPOINT
 from .batch_summary import batch_summary
 from .grouping_keys import LOG_DIR, PARTITION
@@ -98,6 +99,10 @@ PLAN_FIELDS = [
     StructField("retentionBytes", LongType()),  # the limit the size rule uses (local.retention.bytes when tiered)
     StructField("remoteStorage", BooleanType()),  # tiered storage active for this topic
     StructField("asOfMs", LongType()),
+    # local: a segment of the log dir; remote: a remote log segment of a tiered partition (__remote_log_metadata),
+    # planned by the topic's retention.ms/bytes over the whole log (:mod:`.remote_retention`)
+    StructField("tier", StringType()),
+    StructField("remoteLogSegmentId", StringType()),  # remote rows: the segment's id; null for local rows
     StructField("assumptions", ArrayType(StringType())),
 ]
 PLAN_SCHEMA = StructType(PLAN_FIELDS)
@@ -132,6 +137,9 @@ class RetentionParams:
     retention_bytes: int  # the size rule's limit (local when tiered with remote copy)
     remote_log: bool  # UnifiedLog.remoteLogEnabled
     remote_copy: bool  # remoteLogEnabledAndRemoteCopyEnabled
+    remote_retention_ms: int = -1  # the remote tier's limits: the topic's retention.ms/bytes
+    remote_retention_bytes: int = -1
+    kafka_version: KafkaVersion = LATEST  # whose remote retention rules (:mod:`.remote_retention`)
 
     @classmethod
     def of(cls, config: TopicConfig) -> RetentionParams:
@@ -140,7 +148,9 @@ class RetentionParams:
             delete=config.delete, compact=config.compact,
             retention_ms=config.local_retention_ms if copy else config.retention_ms,
             retention_bytes=config.local_retention_bytes if copy else config.retention_bytes,
-            remote_log=config.remote_log_enabled, remote_copy=copy)
+            remote_log=config.remote_log_enabled, remote_copy=copy,
+            remote_retention_ms=config.retention_ms, remote_retention_bytes=config.retention_bytes,
+            kafka_version=config.kafka_version)
 
     @property
     def policy(self) -> str:
@@ -307,7 +317,7 @@ def plan_partition(topic: str, partition: int, segments: list[SegmentInput], par
             "newLogStartOffset": new_lso, "rollsActiveSegment": bool(state["rolled"] or state["should_roll"]),
             "cleanupPolicy": params.policy, "retentionMs": params.retention_ms,
             "retentionBytes": params.retention_bytes, "remoteStorage": params.remote_log, "asOfMs": as_of_ms,
-            "assumptions": notes,
+            "tier": "local", "remoteLogSegmentId": None, "assumptions": notes,
         })
     return rows
 
@@ -389,7 +399,7 @@ def partition_planner(segments: DataFrame, batches: DataFrame | None, partition_
     not read). ``remote_segments``: the ``remote_log_segments`` view (a tiered partition's local segments are then
     deletable only once copied)."""
     inputs = _plan_input(segments, batches, partition_files, summary, remote_segments)
-    topics = sorted({r.topic for r in _ok(segments).select("topic").distinct().collect()})
+    topics = _topics(segments)
     params = {False: _resolve(configs, topics)}
     if what_if_configs is not None:
         params[True] = _resolve(what_if_configs, topics)
@@ -429,7 +439,20 @@ def _run(segments: DataFrame, batches: DataFrame | None, partition_files: DataFr
                     row["whatIf" + c[0].upper() + c[1:]] = alt[c]
         return pa.Table.from_pylist(rows, schema=arrow_schema(schema))
 
-    return inputs.groupBy(*PARTITION).applyInArrow(plan_group, schema=schema)
+    local = inputs.groupBy(*PARTITION).applyInArrow(plan_group, schema=schema)
+    if remote_segments is None or remote_segments.where(F.col("problem").isNull()).isEmpty():
+        return local
+    from .remote_retention import remote_plan
+
+    params = {False: _resolve(configs, _topics(segments))}
+    if what_if:
+        params[True] = _resolve(what_if_configs, _topics(segments))
+    return local.unionByName(remote_plan(local, remote_segments, segments, partition_files, params, as_of_ms,
+                                         schema))
+
+
+def _topics(segments: DataFrame) -> list[str]:
+    return sorted({r.topic for r in _ok(segments).select("topic").distinct().collect()})
 
 
 def retention_plan(segments: DataFrame, batches: DataFrame | None, partition_files: DataFrame,

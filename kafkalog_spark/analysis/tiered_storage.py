@@ -27,7 +27,7 @@ TIERED_STORAGE_COLUMNS = (
     "uploadedLocalBytes", "copyLagSegments", "copyLagBytes", "copyLagMs", "missingOffsets", "partitionDeleteState")
 
 
-def _one_replica(remote_segments: DataFrame) -> DataFrame:
+def one_replica(remote_segments: DataFrame) -> DataFrame:
     """The rows of one replica of each ``__remote_log_metadata`` partition (log dirs of several brokers hold
     replicas of it): the one that has read furthest (the greatest metadata offset among its segments)."""
     from pyspark.sql import Window
@@ -53,7 +53,7 @@ def copied_to_remote(upper_bound_offset: int, highest_copied_offset: int | None)
 def remote_partitions(remote_segments: DataFrame) -> DataFrame:
     """Per partition the remote tier holds (topicId, topic, partition): its remote segments' counts and bytes by
     state, ``remoteLogStartOffset`` and ``highestCopiedOffset`` (of the copied ones; null when none is)."""
-    return (_one_replica(remote_segments).groupBy("topicId", "topic", "partition").agg(
+    return (one_replica(remote_segments).groupBy("topicId", "topic", "partition").agg(
         F.count("*").alias("remoteSegments"),
         F.sum("segmentSizeInBytes").alias("remoteBytes"),
         F.sum(F.col("isCopied").cast("int")).alias("copiedSegments"),
@@ -151,7 +151,7 @@ def tiered_findings(tiered: DataFrame, remote_segments: DataFrame, plan: DataFra
     where = {"file": F.lit(None), "base_offset": F.col("startOffset")}
     # the remote segments speak of a partition, not of a log dir: each finding names every log dir holding it
     held = tiered.select("logDir", "topic", "partition", F.col("topicId").alias("_topicId"))
-    remote = (_one_replica(remote_segments).drop("logDir").join(held, ["topic", "partition"])
+    remote = (one_replica(remote_segments).drop("logDir").join(held, ["topic", "partition"])
               .where(F.col("_topicId").isNull() | (F.col("_topicId") == F.col("topicId"))))
     segment = text("remote segment ", F.col("remoteLogSegmentId"), " (offsets ", F.col("startOffset"), " to ",
                    F.col("endOffset"), ")")

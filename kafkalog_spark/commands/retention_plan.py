@@ -48,8 +48,10 @@ def parse_as_of(text: str | None) -> int:
 def _summary(rows: list[dict], what_if: bool, out) -> None:
     several_dirs = several_log_dirs(rows)  # then each line names its log dir too
     partitions: dict[tuple[str, str, int], list[dict]] = {}
-    for r in rows:  # a replica in each of several log dirs is a log of its own
-        partitions.setdefault((r["logDir"], r["topic"], r["partition"]), []).append(r)
+    remote: dict[tuple[str, str, int], list[dict]] = {}
+    for r in rows:  # a replica in each of several log dirs is a log of its own; a tiered one has a remote tier too
+        (remote if r.get("tier") == "remote" else partitions).setdefault(
+            (r["logDir"], r["topic"], r["partition"]), []).append(r)
     print(file=out)
     for (log_dir, topic, partition), rs in partitions.items():
         first = rs[0]
@@ -65,6 +67,12 @@ def _summary(rows: list[dict], what_if: bool, out) -> None:
             line += (f"; what-if: {len(alt)} segment(s), {sum(r['size'] for r in alt)} bytes, log start offset "
                      f"-> {first['whatIfNewLogStartOffset']}")
         print(line, file=out)
+        if remote.get((log_dir, topic, partition)):
+            rem = remote[(log_dir, topic, partition)]
+            gone = [r for r in rem if r["deletable"]]
+            print(f"    remote tier: {len(gone)} of {len(rem)} segment(s) deletable, "
+                  f"{sum(r['size'] for r in gone)} of {sum(r['size'] for r in rem)} bytes; log start offset -> "
+                  f"{rem[0]['newLogStartOffset']}", file=out)
         notes = list(dict.fromkeys(n for r in rs for n in (r["assumptions"] or [])))
         for n in notes:
             print(f"    assumption: {n}", file=out)
@@ -101,7 +109,9 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
         what_if = ", ".join(args.what_if)
         print(f"retention plan as of {iso_utc(as_of)}" + (f"; what-if: {what_if}" if what_if else ""), file=out)
         table = [r | {"eligibleAt": r["eligibleAtMs"]} for r in rows]  # print_table shows times as ISO 8601
-        print_table(table, table_columns(TABLE_COLUMNS + (WHAT_IF_TABLE_COLUMNS if what_if else []), rows), out)
+        tiers = ["tier"] if any(r["tier"] == "remote" for r in rows) else []  # a tiered topic's remote segments
+        print_table(table, table_columns(TABLE_COLUMNS + tiers + (WHAT_IF_TABLE_COLUMNS if what_if else []), rows),
+                    out)
         _summary(rows, bool(what_if), out)
         return 0
 
