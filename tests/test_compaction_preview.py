@@ -631,10 +631,17 @@ def test_command_prints_one_json_object_per_partition(samples: Path, tmp_path: P
                       "[txn-mixed]\ncleanup.policy = compact\n")
     broker = tmp_path / "server.properties"
     broker.write_text("log.cleaner.min.cleanable.ratio=0.3\nproducer.id.expiration.ms=1000\n")
-    args = _parser().parse_args([
-        "compaction-preview", str(samples / "broker"), "--broker-config", str(broker), "--topic-config", str(topics),
-        "--now", "2026-11-21T11:47:14Z", "--set", "delete.retention.ms=1000", "--topic", "compacted-dirty",
-        "--topic", "txn-mixed", "--segments", "--json"])
+    argv = ["compaction-preview", str(samples / "broker"), "--broker-config", str(broker), "--topic-config",
+            str(topics), "--now", "2026-11-21T11:47:14Z", "--set", "delete.retention.ms=1000", "--topic",
+            "compacted-dirty", "--topic", "txn-mixed", "--segments", "--json"]
+    # by default the topic's own configs in the metadata log apply over server.properties: compacted-dirty was
+    # created with min.cleanable.dirty.ratio=0.99 (data/samples/README.md)
+    args = _parser().parse_args(argv)
+    assert args.func(args) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert {r["topic"]: r["minCleanableDirtyRatio"] for r in rows if "kind" not in r}["compacted-dirty"] == 0.99
+    # without them, server.properties' ratio reaches it
+    args = _parser().parse_args([*argv, "--no-metadata-configs"])
     assert args.func(args) == 0
     rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     parts = {r["topic"]: r for r in rows if "kind" not in r}
