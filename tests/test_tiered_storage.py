@@ -228,11 +228,15 @@ def test_a_half_deleted_remote_segment_is_deleted_again_in_4x_and_counted_in_39(
     assert [r["rule"] or r["reason"] for r in v39] == ["remote_size", "within_retention", "prefix_rule"]
 
 
-def test_the_retention_plan_has_a_row_per_remote_segment(tiered, spark) -> None:
+def test_the_retention_plan_has_a_row_per_remote_segment(spark) -> None:
     from kafkalog_spark.analysis.retention import retention_plan, retention_what_if
     from kafkalog_spark.config import TopicConfigs
 
-    views, oracle = tiered
+    # one version's corpus: the rules of each version are those of plan_remote_partition, tested above
+    broker = INTERNAL / "3.9.2" / "tiered"
+    views = read_views(spark, [str(broker / "broker")], ["remote_log_segments", "segments", "partition_files",
+                                                         "batches"])
+    oracle = json.loads((broker / "oracle.json").read_text())
     configs = TopicConfigs(overrides={"tiered": {"remote.storage.enable": "true", "retention.ms": "-1",
                                                  "local.retention.ms": "1000",
                                                  "retention.bytes": str(oracle["retention_bytes_after"])}},
