@@ -115,13 +115,19 @@ def test_the_nightly_job_writes_the_accounting(spark, tmp_path) -> None:
 
     broker = INTERNAL / "3.9.2" / "tiered"
     oracle = json.loads((broker / "oracle.json").read_text())
+    report = tmp_path / "report.html"
     config = nightly.NightlyConfig(log_dirs=(str(broker / "broker"),), location=TableLocation(warehouse=str(tmp_path)),
-                                   snapshot_id="s", kafka_version=parse_kafka_version("3.9.2"))
+                                   snapshot_id="s", kafka_version=parse_kafka_version("3.9.2"), report=str(report))
     nightly.run(spark, config)
     rows = read_table(spark, config.location, "tiered_storage", "s").collect()
     assert [(r.topic, r.logStartOffset, r.remoteSegments, r.highestCopiedOffset + 1) for r in rows] == [
         ("tiered", oracle["topics"]["tiered"]["log_start"], len(oracle["remote_segments_at_stop"]["tiered"]),
          oracle["topics"]["tiered"]["log_end"])]
+    # the report's section: the topic's remote bytes (its remote segments' sizes) next to its local ones
+    page = report.read_text()
+    section = page[page.index('<section id="tiered">'):]
+    section = section[:section.index("</section>")]
+    assert f'data-value="{rows[0].remoteBytes}"' in section and ">tiered<" in section
 
 
 def test_stuck_copies_and_deletes_gaps_and_waiting_segments_are_findings(spark) -> None:
@@ -268,3 +274,21 @@ def test_kafkalog_retention_plan_shows_the_remote_tier(spark, tmp_path, capsys) 
     out = capsys.readouterr().out
     assert out.splitlines()[1].split()[-1] == "tier"
     assert "    remote tier: 3 of 9 segment(s) deletable, 5676 of 16856 bytes; log start offset -> 55" in out
+
+
+def test_the_forecast_has_the_remote_tier(spark) -> None:
+    from kafkalog_spark.analysis.retention_forecast import retention_forecast
+    from kafkalog_spark.config import TopicConfigs
+
+    broker = INTERNAL / "3.9.2" / "tiered" / "broker"
+    views = read_views(spark, [str(broker)], ["remote_log_segments", "segments", "partition_files", "batches"])
+    newest = max(r.maxTimestamp for r in views["remote_log_segments"].collect())
+    configs = TopicConfigs(overrides={"tiered": {"remote.storage.enable": "true", "retention.bytes": "10000",
+                                                 "retention.ms": str(86_400_000)}}, kafka_version="3.9")
+    rows = retention_forecast(views["segments"], views["batches"], views["partition_files"], configs, newest, days=2,
+                              remote_segments=views["remote_log_segments"]).where("topic = 'tiered'")
+    days = {r.day: r for r in rows.collect()}
+    # day 0: the size rule (6856 bytes over: three 1892-byte segments); day 2: every segment is older than a day
+    assert (days[0].remoteSegments, days[0].remoteBytes, days[0].remoteDeletableSegments) == (9, 16856, 3)
+    assert (days[2].remoteDeletableSegments, days[2].remoteBytesReclaimed) == (9, 16856)
+    assert days[2].remoteNewLogStartOffset == 120  # the remote log's end + 1: the local log's start

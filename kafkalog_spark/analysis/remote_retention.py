@@ -174,12 +174,12 @@ def _row(s: dict[str, Any], first: dict[str, Any], planned: dict[str, Any], rete
             "remoteLogSegmentId": s["remoteLogSegmentId"], "assumptions": notes}
 
 
-def remote_plan(local_plan: DataFrame, remote_segments: DataFrame, segments: DataFrame, partition_files: DataFrame,
-                params: Mapping[bool, Mapping[str, Any]], as_of_ms: int, schema: StructType) -> DataFrame:
-    """The remote tier's rows of the retention plan (``schema``: the local plan's, what-if columns included when
-    ``params`` has the what-if's, under ``True``): each remote segment of a partition of ``local_plan`` that the
-    ``remote_log_segments`` view names. ``params``: topic -> its retention parameters (``remote_retention_ms``,
-    ``remote_retention_bytes``, ``remote_log``), current (``False``) and what-if (``True``)."""
+def remote_inputs(local_plan: DataFrame, remote_segments: DataFrame, segments: DataFrame,
+                  partition_files: DataFrame) -> DataFrame:
+    """The remote segments of the partitions of ``local_plan`` (the local rows of a retention plan) that the
+    ``remote_log_segments`` view names, one row each, with their partition's log start and end offsets,
+    ``_onlyLocal`` (onlyLocalLogSegmentsSize: the local segments not in remote storage, base offset >= its highest
+    offset) and ``_lineage`` (the leader-epoch-checkpoint's entries): what :func:`remote_planner` plans from."""
     from .grouping_keys import PARTITION
     from .tiered_storage import highest_copied_offsets, matched_remote, one_replica, remote_partitions
 
@@ -188,7 +188,6 @@ def remote_plan(local_plan: DataFrame, remote_segments: DataFrame, segments: Dat
                .where(F.col("_remoteTopicId").isNotNull()).select(*PARTITION, F.col("_remoteTopicId").alias("topicId")))
     remote = one_replica(remote_segments).drop("logDir").join(matched, ["topicId", "topic", "partition"])
     copied = highest_copied_offsets(segments, partition_files, remote_segments)
-    # onlyLocalLogSegmentsSize: the local segments not in remote storage (base offset >= its highest offset)
     not_copied = F.col("baseOffset") >= F.coalesce(F.col("highestCopiedOffset"), F.lit(-1))
     info = (local_plan.join(copied, PARTITION, "left").groupBy(*PARTITION).agg(
         *[F.first(c).alias(c) for c in ("logStartOffset", "logStartOffsetSource", "highWatermark",
@@ -196,7 +195,37 @@ def remote_plan(local_plan: DataFrame, remote_segments: DataFrame, segments: Dat
         F.coalesce(F.sum(F.when(not_copied, F.col("size"))), F.lit(0)).alias("_onlyLocal")))
     lineage = (partition_files.where(F.col("problem").isNull() & (F.col("fileType") == "leader-epoch-checkpoint"))
                .groupBy(*PARTITION).agg(F.collect_list(F.struct("epoch", "startOffset")).alias("_lineage")))
-    planned = remote.join(info, PARTITION).join(lineage, PARTITION, "left")
+    return remote.join(info, PARTITION).join(lineage, PARTITION, "left")
+
+
+def remote_planner(records: list[dict[str, Any]]):
+    """For one partition's rows of :func:`remote_inputs`: ``plan(params, as_of_ms)``, its plan rows (the local
+    plan's columns) under one topic's retention parameters."""
+    first = records[0]
+    epochs = {e["epoch"]: e["startOffset"] for e in first["_lineage"] or []}
+    segs = [RemoteSegmentInput(r["remoteLogSegmentId"], r["startOffset"], r["endOffset"], r["segmentSizeInBytes"],
+                               r["maxTimestamp"], r["state"],
+                               {e["leaderEpoch"]: e["offset"] for e in r["segmentLeaderEpochs"] or []})
+            for r in records]
+    by_id = {r["remoteLogSegmentId"]: r for r in records}
+
+    def plan(p, as_of_ms: int) -> list[dict[str, Any]]:
+        notes = [] if p.remote_log else [REMOTE_UNCONFIGURED]
+        rows = plan_remote_partition(segs, p.remote_retention_ms, p.remote_retention_bytes, first["logStartOffset"],
+                                     first["_onlyLocal"], epochs, first["logEndOffset"], as_of_ms, p.kafka_version)
+        return [_row(by_id[x["remoteLogSegmentId"]], first, x, p.remote_retention_ms, p.remote_retention_bytes,
+                     as_of_ms, notes) for x in rows]
+    return plan
+
+
+def remote_plan(local_plan: DataFrame, remote_segments: DataFrame, segments: DataFrame, partition_files: DataFrame,
+                params: Mapping[bool, Mapping[str, Any]], as_of_ms: int, schema: StructType) -> DataFrame:
+    """The remote tier's rows of the retention plan (``schema``: the local plan's, what-if columns included when
+    ``params`` has the what-if's, under ``True``): each remote segment of a partition of ``local_plan`` that the
+    ``remote_log_segments`` view names. ``params``: topic -> its retention parameters (``remote_retention_ms``,
+    ``remote_retention_bytes``, ``remote_log``, ``kafka_version``), current (``False``) and what-if (``True``)."""
+    from .grouping_keys import PARTITION
+
     what_if = True in params
     what_if_columns = [f.name for f in schema.fields if f.name.startswith("whatIf")]
 
@@ -206,27 +235,13 @@ def remote_plan(local_plan: DataFrame, remote_segments: DataFrame, segments: Dat
         from ..schemas import arrow_schema
 
         records = table.to_pylist()
-        first = records[0]
-        epochs = {e["epoch"]: e["startOffset"] for e in first["_lineage"] or []}
-        segs = [RemoteSegmentInput(r["remoteLogSegmentId"], r["startOffset"], r["endOffset"], r["segmentSizeInBytes"],
-                                   r["maxTimestamp"], r["state"],
-                                   {e["leaderEpoch"]: e["offset"] for e in r["segmentLeaderEpochs"] or []})
-                for r in records]
-        by_id = {r["remoteLogSegmentId"]: r for r in records}
-
-        def rows_under(p) -> list[dict[str, Any]]:
-            notes = [] if p.remote_log else [REMOTE_UNCONFIGURED]
-            plan = plan_remote_partition(segs, p.remote_retention_ms, p.remote_retention_bytes,
-                                         first["logStartOffset"], first["_onlyLocal"], epochs, first["logEndOffset"],
-                                         as_of_ms, p.kafka_version)
-            return [_row(by_id[x["remoteLogSegmentId"]], first, x, p.remote_retention_ms, p.remote_retention_bytes,
-                         as_of_ms, notes) for x in plan]
-
-        rows = rows_under(params[False][first["topic"]])
+        plan, topic = remote_planner(records), records[0]["topic"]
+        rows = plan(params[False][topic], as_of_ms)
         if what_if:
-            for row, alt in zip(rows, rows_under(params[True][first["topic"]]), strict=True):
+            for row, alt in zip(rows, plan(params[True][topic], as_of_ms), strict=True):
                 for name in what_if_columns:
                     row[name] = alt[name[6].lower() + name[7:]]
         return pa.Table.from_pylist(rows, schema=arrow_schema(schema))
 
-    return planned.groupBy(*PARTITION).applyInArrow(plan_group, schema=schema)
+    inputs = remote_inputs(local_plan, remote_segments, segments, partition_files)
+    return inputs.groupBy(*PARTITION).applyInArrow(plan_group, schema=schema)

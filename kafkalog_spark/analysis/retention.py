@@ -378,7 +378,7 @@ def _plan_input(segments: DataFrame, batches: DataFrame | None, partition_files:
     return out.join(highest_copied_offsets(segments, partition_files, remote_segments), PARTITION, "left")
 
 
-def _resolve(configs: ConfigSource, topics: list[str]) -> dict[str, RetentionParams]:
+def retention_params(configs: ConfigSource, topics: list[str]) -> dict[str, RetentionParams]:
     """The retention rules' parameters per topic, from the one resolver of effective configs."""
     resolved = TopicConfigs.of(configs)
     return {topic: RetentionParams.of(resolved[topic]) for topic in topics}
@@ -400,9 +400,9 @@ def partition_planner(segments: DataFrame, batches: DataFrame | None, partition_
     deletable only once copied)."""
     inputs = _plan_input(segments, batches, partition_files, summary, remote_segments)
     topics = _topics(segments)
-    params = {False: _resolve(configs, topics)}
+    params = {False: retention_params(configs, topics)}
     if what_if_configs is not None:
-        params[True] = _resolve(what_if_configs, topics)
+        params[True] = retention_params(what_if_configs, topics)
 
     def planner(records: list[dict[str, Any]], as_of_ms: int, what_if: bool) -> list[dict[str, Any]]:
         first = records[0]
@@ -440,15 +440,20 @@ def _run(segments: DataFrame, batches: DataFrame | None, partition_files: DataFr
         return pa.Table.from_pylist(rows, schema=arrow_schema(schema))
 
     local = inputs.groupBy(*PARTITION).applyInArrow(plan_group, schema=schema)
-    if remote_segments is None or remote_segments.where(F.col("problem").isNull()).isEmpty():
+    if not has_remote_tier(remote_segments):
         return local
     from .remote_retention import remote_plan
 
-    params = {False: _resolve(configs, _topics(segments))}
+    params = {False: retention_params(configs, _topics(segments))}
     if what_if:
-        params[True] = _resolve(what_if_configs, _topics(segments))
+        params[True] = retention_params(what_if_configs, _topics(segments))
     return local.unionByName(remote_plan(local, remote_segments, segments, partition_files, params, as_of_ms,
                                          schema))
+
+
+def has_remote_tier(remote_segments: DataFrame | None) -> bool:
+    """Whether a ``remote_log_segments`` view has a segment (one small query): then the plans have remote rows."""
+    return remote_segments is not None and not remote_segments.where(F.col("problem").isNull()).isEmpty()
 
 
 def _topics(segments: DataFrame) -> list[str]:

@@ -4,17 +4,20 @@ The plan of :mod:`~kafkalog_spark.analysis.retention` is run at ``as_of_ms`` and
 days (the same rules, :func:`~kafkalog_spark.analysis.retention.plan_partition`), on the segments as they are
 now: the forecast assumes nothing new is written, so it shows what ages out, not what new data will push out by
 size. One row per partition and day (:data:`FORECAST_SCHEMA`); with ``what_if_configs`` the same under the
-alternative configuration, side by side.
+alternative configuration, side by side. A tiered partition's remote tier (given the ``remote_log_segments`` view)
+is forecast the same way, by :mod:`~kafkalog_spark.analysis.remote_retention`'s rules, in the ``remote...``
+columns.
 """
 
 from __future__ import annotations
 
 from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
 from pyspark.sql.types import IntegerType, LongType, StringType, StructField, StructType
 
 from ..config.topic_configs import ConfigSource
 from .grouping_keys import LOG_DIR, PARTITION
-from .retention import partition_planner
+from .retention import has_remote_tier, partition_planner, retention_plan
 
 DAY_MS = 86_400_000
 FORECAST_DAYS = 14
@@ -33,7 +36,19 @@ FORECAST_SCHEMA = StructType([
     StructField("whatIfDeletableSegments", IntegerType()),  # the same under the what-if configs; null without
     StructField("whatIfBytesReclaimed", LongType()),
     StructField("whatIfNewLogStartOffset", LongType()),
+    # a tiered partition's remote tier (:mod:`.remote_retention`): its segments now, and what the leader deletes of
+    # them by then; null for a partition without one
+    StructField("remoteSegments", IntegerType()),
+    StructField("remoteBytes", LongType()),
+    StructField("remoteDeletableSegments", IntegerType()),
+    StructField("remoteBytesReclaimed", LongType()),
+    StructField("remoteNewLogStartOffset", LongType()),
+    StructField("whatIfRemoteDeletableSegments", IntegerType()),
+    StructField("whatIfRemoteBytesReclaimed", LongType()),
 ])
+REMOTE_COLUMNS = [f.name for f in FORECAST_SCHEMA.fields if f.name.startswith(("remote", "whatIfRemote"))]
+_LOCAL_SCHEMA = StructType([f for f in FORECAST_SCHEMA.fields if f.name not in REMOTE_COLUMNS])
+_REMOTE_SCHEMA = StructType([f for f in FORECAST_SCHEMA.fields if f.name in (*PARTITION, "day", *REMOTE_COLUMNS)])
 
 
 def _totals(rows: list[dict]) -> tuple[int, int, int | None]:
@@ -73,6 +88,48 @@ def retention_forecast(segments: DataFrame, batches: DataFrame | None, partition
                         "asOfMs": at, "segments": len(records), "bytes": size, "deletableSegments": n,
                         "bytesReclaimed": reclaimed, "newLogStartOffset": new_lso, "whatIfDeletableSegments": alt[0],
                         "whatIfBytesReclaimed": alt[1], "whatIfNewLogStartOffset": alt[2]})
-        return pa.Table.from_pylist(out, schema=arrow_schema(FORECAST_SCHEMA))
+        return pa.Table.from_pylist(out, schema=arrow_schema(_LOCAL_SCHEMA))
 
-    return inputs.groupBy(*PARTITION).applyInArrow(forecast_group, schema=FORECAST_SCHEMA)
+    local = inputs.groupBy(*PARTITION).applyInArrow(forecast_group, schema=_LOCAL_SCHEMA)
+    if not has_remote_tier(remote_segments):
+        return local.select(*local.columns, *[F.lit(None).cast(f.dataType).alias(f.name)
+                                              for f in FORECAST_SCHEMA.fields if f.name in REMOTE_COLUMNS])
+    remote = _remote_forecast(segments, batches, partition_files, configs, as_of_ms, days, what_if_configs,
+                              summary, remote_segments)
+    return local.join(remote, [*PARTITION, "day"], "left").select(*[f.name for f in FORECAST_SCHEMA.fields])
+
+
+def _remote_forecast(segments: DataFrame, batches: DataFrame | None, partition_files: DataFrame,
+                     configs: ConfigSource, as_of_ms: int, days: int, what_if_configs: ConfigSource | None,
+                     summary: DataFrame | None, remote_segments: DataFrame) -> DataFrame:
+    """Per tiered partition and day, its remote tier's plan (:func:`~.remote_retention.remote_planner`) totals."""
+    from .remote_retention import remote_inputs, remote_planner
+    from .retention import retention_params
+
+    local_plan = retention_plan(segments, batches, partition_files, configs, as_of_ms, summary=summary)
+    topics = sorted({r.topic for r in segments.where(F.col("problem").isNull()).select("topic").distinct().collect()})
+    params = {False: retention_params(configs, topics)}
+    if what_if_configs is not None:
+        params[True] = retention_params(what_if_configs, topics)
+
+    def forecast_group(table):
+        import pyarrow as pa
+
+        from ..schemas import arrow_schema
+
+        records = table.to_pylist()
+        plan, first = remote_planner(records), records[0]
+        out = []
+        for day in range(days + 1):
+            at = int(as_of_ms) + day * DAY_MS
+            n, reclaimed, new_lso = _totals(plan(params[False][first["topic"]], at))
+            alt = _totals(plan(params[True][first["topic"]], at)) if True in params else (None, None, None)
+            out.append({LOG_DIR: first[LOG_DIR], "topic": first["topic"], "partition": first["partition"], "day": day,
+                        "remoteSegments": len(records), "remoteBytes": sum(r["segmentSizeInBytes"] for r in records),
+                        "remoteDeletableSegments": n, "remoteBytesReclaimed": reclaimed,
+                        "remoteNewLogStartOffset": new_lso, "whatIfRemoteDeletableSegments": alt[0],
+                        "whatIfRemoteBytesReclaimed": alt[1]})
+        return pa.Table.from_pylist(out, schema=arrow_schema(_REMOTE_SCHEMA))
+
+    inputs = remote_inputs(local_plan, remote_segments, segments, partition_files)
+    return inputs.groupBy(*PARTITION).applyInArrow(forecast_group, schema=_REMOTE_SCHEMA)

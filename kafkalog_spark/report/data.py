@@ -22,7 +22,7 @@ SEVERITIES = ("error", "warning", "info")
 # The tables the report reads, by the nightly job's names.
 REPORT_TABLES = ("partition_stats", "segment_stats", "index_findings", "retention_forecast", "compaction_preview")
 # The internal topics' tables: shown when the snapshot has them (snapshots written before they existed do not).
-STATE_REPORT_TABLES = ("consumer_positions", "open_transactions", "replica_comparison")
+STATE_REPORT_TABLES = ("consumer_positions", "open_transactions", "replica_comparison", "tiered_storage")
 # The forecast days a table shows (the chart shows every day of the forecast).
 FORECAST_COLUMNS_DAYS = (0, 1, 7)
 
@@ -55,6 +55,7 @@ class ReportData:
     transaction_count: int = 0
     replicas: Rows = field(default_factory=list)  # followers against their leaders, the divergent ones first
     replica_count: int = 0  # replicas of partitions read on more than one broker, leaders aside
+    tiered: Rows = field(default_factory=list)  # per tiered topic: local and remote bytes, copy lag, deletions
     limits: dict[str, int] = field(default_factory=dict)
 
 
@@ -99,6 +100,26 @@ def _replicas(comparison: DataFrame, max_rows: int) -> tuple[Rows, int]:
                       "logEndOffset", "highWatermark", "truncationOffset", "droppedRecords", "acknowledgedRecordsLost",
                       "mismatches")
     return _rows(out.limit(max_rows)), followers.count()
+
+
+def _tiered(tiered: DataFrame, forecast: DataFrame, horizon: int, max_rows: int) -> Rows:
+    """Per log dir and tiered topic: its local and remote bytes, what is not uploaded yet and for how long, offsets in
+    neither tier, and the bytes each tier's retention deletes now and by the forecast's horizon; the largest copy
+    lag first."""
+    keys = ["logDir", "topic"]
+    per_topic = tiered.groupBy(*keys).agg(
+        F.count("*").alias("partitions"), F.sum("localBytes").alias("localBytes"),
+        F.sum("remoteBytes").alias("remoteBytes"), F.sum("copyLagBytes").alias("copyLagBytes"),
+        F.sum("copyLagSegments").alias("copyLagSegments"), F.max("copyLagMs").alias("copyLagMs"),
+        F.sum("missingOffsets").alias("missingOffsets"))
+    at = forecast.where(F.col("day").isin(0, horizon)).groupBy(*keys).agg(*[
+        F.sum(F.when(F.col("day") == day, F.col(column))).alias(alias)
+        for day, column, alias in ((0, "bytesReclaimed", "localDeletableNow"),
+                                   (horizon, "bytesReclaimed", "localDeletableAtHorizon"),
+                                   (0, "remoteBytesReclaimed", "remoteDeletableNow"),
+                                   (horizon, "remoteBytesReclaimed", "remoteDeletableAtHorizon"))])
+    rows = per_topic.join(at, keys, "left").orderBy(F.desc_nulls_last("copyLagBytes"), F.desc("remoteBytes"), *keys)
+    return _rows(rows.limit(max_rows))
 
 
 def _groups(positions: DataFrame, max_rows: int) -> tuple[Rows, int]:
@@ -260,6 +281,8 @@ def _report_data(tables: Mapping[str, DataFrame], top: int, timeline_partitions:
                        else ([], 0))
     replicas, replica_count = (_replicas(tables["replica_comparison"], max_rows) if "replica_comparison" in tables
                                else ([], 0))
+    tiered = (_tiered(tables["tiered_storage"], forecast, horizon, max_rows)
+              if "tiered_storage" in tables and "remoteBytesReclaimed" in forecast.columns else [])
     previous = tables.get("previous_partition_stats")
     previous_id = previous.select(F.min("snapshotId")).collect()[0][0] if previous is not None else None
     return ReportData(
@@ -271,6 +294,6 @@ def _report_data(tables: Mapping[str, DataFrame], top: int, timeline_partitions:
         forecast_topics=forecast_topics, forecast_table=forecast_table, has_what_if=what_if,
         compaction=compaction, compaction_count=compaction_count, findings_by_check=by_check, findings=findings,
         finding_count=finding_count, groups=groups, group_position_count=group_count, transactions=txns,
-        transaction_count=txn_count, replicas=replicas, replica_count=replica_count,
+        transaction_count=txn_count, replicas=replicas, replica_count=replica_count, tiered=tiered,
         limits={"top": top, "timeline_partitions": timeline_partitions, "timeline_segments": timeline_segments,
                 "max_rows": max_rows, "horizon_days": horizon})

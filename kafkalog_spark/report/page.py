@@ -210,6 +210,28 @@ def _replicas(data: ReportData) -> str:
               "</p>")
 
 
+TIERED_COLUMNS = [Column("logDir", "log dir", "dir"), Column("topic", "topic"),
+                  Column("partitions", "partitions", "count"), Column("localBytes", "local", "bytes"),
+                  Column("remoteBytes", "remote", "bytes"), Column("copyLagBytes", "not uploaded yet", "bytes"),
+                  Column("copyLagSegments", "segments not uploaded", "count"),
+                  Column("copyLagMs", "oldest not uploaded for (ms)", "count"),
+                  Column("missingOffsets", "offsets in neither tier", "count"),
+                  Column("localDeletableNow", "local deletable now", "bytes"),
+                  Column("localDeletableAtHorizon", "local deletable by the horizon", "bytes"),
+                  Column("remoteDeletableNow", "remote deletable now", "bytes"),
+                  Column("remoteDeletableAtHorizon", "remote deletable by the horizon", "bytes")]
+
+
+def _tiered(data: ReportData) -> str:
+    """The tiered topics (the nightly job's tiered_storage and the forecast's remote tier)."""
+    return (table(data.tiered, TIERED_COLUMNS, "table-tiered")
+            + '<p class="note">Local and remote bytes of each tiered topic as __remote_log_metadata says; what is '
+              "not uploaded yet (local retention cannot delete it: the disk does not shrink) and since when; offsets "
+              "in neither tier; what local retention (local.retention.*) and remote retention (retention.* over "
+              f"the whole log) delete now and by day {data.limits.get('horizon_days')}, on the segments as they are."
+              "</p>")
+
+
 def _forecast_columns(data: ReportData) -> list[Column]:
     days = sorted(int(k[3:]) for k in (data.forecast_table[0] if data.forecast_table else {}) if k.startswith("day"))
     cols = [Column("topic", "topic"), Column("segments", "segments", "count"), Column("bytes", "bytes now", "bytes")]
@@ -268,6 +290,8 @@ def render_html(data: ReportData, title: str = "kafkalog report") -> str:
         sections.insert(-1, ("internal", "Groups and transactions", _internal_topics(data)))
     if "divergentReplicas" in s:  # a snapshot with the replica comparison
         sections.insert(-1, ("replicas", "Replicas", _replicas(data)))
+    if data.tiered:  # tiered topics
+        sections.insert(-1, ("tiered", "Tiered storage", _tiered(data)))
     nav = "".join(f'<a href="#{key}">{html.escape(name)}</a>' for key, name, _ in sections)
     body = "".join(f'<section id="{key}"><h2>{html.escape(name)}</h2>{content}</section>'
                    for key, name, content in sections)
