@@ -36,9 +36,8 @@ def one_replica(remote_segments: DataFrame) -> DataFrame:
     reach = ok.groupBy("sourcePartition", "logDir").agg(F.max("metadataOffset").alias("_reach"))
     furthest = Window.partitionBy("sourcePartition").orderBy(F.desc("_reach"), "logDir")
     chosen = reach.withColumn("_rank", F.row_number().over(furthest)).where(F.col("_rank") == 1)
-    chosen = chosen.select(F.col("sourcePartition").alias("_p"), F.col("logDir").alias("_d"))
-    same = F.col("sourcePartition").eqNullSafe(F.col("_p")) & F.col("logDir").eqNullSafe(F.col("_d"))
-    return ok.join(chosen, same, "left_semi")
+    # a partition and log dir are never null in the view's rows
+    return ok.join(chosen.select("sourcePartition", "logDir"), ["sourcePartition", "logDir"], "left_semi")
 
 
 def copied_to_remote(upper_bound_offset: int, highest_copied_offset: int | None) -> bool:
@@ -128,7 +127,7 @@ def tiered_storage(segments: DataFrame, remote_segments: DataFrame, partition_fi
            .withColumn("topicId", F.coalesce("_remoteTopicId", "_localTopicId"))
            .withColumn("logStartOffset", start("localLogStartOffset", "_logStartCheckpoint"))
            .withColumn("copyLagMs", F.when(F.col("_oldestLagging").isNotNull(),
-                                           F.lit(now_ms) - (F.unix_micros("_oldestLagging") / 1000).cast("long")))
+                                           F.lit(now_ms) - F.unix_millis("_oldestLagging")))
            .withColumn("missingOffsets", F.greatest(F.lit(0), F.col("localLogStartOffset") - F.greatest(
                F.coalesce(F.col("highestCopiedOffset") + 1, F.col("logStartOffset")), F.col("logStartOffset")))))
     counts = ("remoteSegments", "copiedSegments", "copyingSegments", "deletingSegments")
