@@ -89,13 +89,18 @@ def test_the_local_engine_gives_sparks_rows_table_by_table(spark, inputs, local_
     assert {r["logDir"] for r in replica if r["topic"] == "replica" and r["severity"] == "error"} == {together[-1]}
 
 
+OWN_WARNINGS = ("the log dirs hold the metadata of ",)  # kafkalog_spark.source.cluster_configs
+
+
 def _same_on_both_engines(args: list[str], capsys) -> str:
     local = _local("-m", "kafkalog_spark.cli", *args, "--engine", "local")
     code = main([*args, "--engine", "spark"])
     out = capsys.readouterr().out
     assert (local.returncode, sorted(local.stdout.splitlines())) == (code, sorted(out.splitlines()))
     assert out.strip()
-    assert local.stderr == ""  # the engine's own logging stays off
+    # the engine's own logging stays off: the local run's stderr holds only the package's own warnings (the dirs of
+    # several clusters read together: their metadata logs' dynamic configs are not applied)
+    assert [line for line in local.stderr.splitlines() if not line.startswith(OWN_WARNINGS)] == []
     return out
 
 
