@@ -76,7 +76,7 @@ def run(spark: SparkSession, config: NightlyConfig, now: Callable[[], dt.datetim
         raise ValueError("nightly: no log dirs to read")
     brokers = log_dir_brokers(log_dirs) if config.fleet else {}
     if config.metadata_configs:  # what the cluster's metadata log records (kafka-configs --alter), as brokers apply it
-        configs = read_cluster_configs(spark, log_dirs, configs)
+        configs = read_cluster_configs(spark, log_dirs, configs, dropCache=str(config.polite).lower())
         alternative = alternative and alternative.with_cluster(configs.cluster)
     if config.fleet:  # the broker's own warehouse in the fleet's: no other broker writes its tables
         config = replace(config, location=broker_location(config.location, broker_label(brokers)))
