@@ -21,7 +21,7 @@ Rows = list[dict[str, Any]]
 SEVERITIES = ("error", "warning", "info")
 # The tables the report reads, by the nightly job's names.
 REPORT_TABLES = ("partition_stats", "segment_stats", "index_findings", "retention_forecast", "compaction_preview")
-# The internal topics' tables: shown when the snapshot has them (snapshots written before they existed do not).
+# The internal topics' tables and tiered_storage: shown when the snapshot has them (earlier snapshots do not).
 STATE_REPORT_TABLES = ("consumer_positions", "open_transactions", "replica_comparison", "tiered_storage")
 # The forecast days a table shows (the chart shows every day of the forecast).
 FORECAST_COLUMNS_DAYS = (0, 1, 7)
