@@ -33,6 +33,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
 from ..kafka_versions import KafkaVersion
+from ..log.checkpoints import LEADER_EPOCH_CHECKPOINT
 
 
 @dataclass(frozen=True)
@@ -193,7 +194,7 @@ def remote_inputs(local_plan: DataFrame, remote_segments: DataFrame, segments: D
         *[F.first(c).alias(c) for c in ("logStartOffset", "logStartOffsetSource", "highWatermark",
                                          "highWatermarkSource", "logEndOffset", "cleanupPolicy")],
         F.coalesce(F.sum(F.when(not_copied, F.col("size"))), F.lit(0)).alias("_onlyLocal")))
-    lineage = (partition_files.where(F.col("problem").isNull() & (F.col("fileType") == "leader-epoch-checkpoint"))
+    lineage = (partition_files.where(F.col("problem").isNull() & (F.col("fileType") == LEADER_EPOCH_CHECKPOINT))
                .groupBy(*PARTITION).agg(F.collect_list(F.struct("epoch", "startOffset")).alias("_lineage")))
     return remote.join(info, PARTITION).join(lineage, PARTITION, "left")
 

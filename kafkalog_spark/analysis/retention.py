@@ -65,6 +65,7 @@ from ..log.checkpoints import LOG_START_OFFSET_CHECKPOINT, REPLICATION_OFFSET_CH
 from .batch_summary import batch_summary
 from .grouping_keys import LOG_DIR, PARTITION
 from .loaded_offsets import OffsetSource, loaded_offsets, log_end_offset
+from .topic_config_table import topics_of
 
 KRAFT_METADATA_TOPIC = "__cluster_metadata"
 
@@ -399,7 +400,7 @@ def partition_planner(segments: DataFrame, batches: DataFrame | None, partition_
     not read). ``remote_segments``: the ``remote_log_segments`` view (a tiered partition's local segments are then
     deletable only once copied)."""
     inputs = _plan_input(segments, batches, partition_files, summary, remote_segments)
-    topics = _topics(segments)
+    topics = topics_of(segments)
     params = {False: retention_params(configs, topics)}
     if what_if_configs is not None:
         params[True] = retention_params(what_if_configs, topics)
@@ -444,9 +445,10 @@ def _run(segments: DataFrame, batches: DataFrame | None, partition_files: DataFr
         return local
     from .remote_retention import remote_plan
 
-    params = {False: retention_params(configs, _topics(segments))}
+    topics = topics_of(segments)
+    params = {False: retention_params(configs, topics)}
     if what_if:
-        params[True] = retention_params(what_if_configs, _topics(segments))
+        params[True] = retention_params(what_if_configs, topics)
     return local.unionByName(remote_plan(local, remote_segments, segments, partition_files, params, as_of_ms,
                                          schema))
 
@@ -456,10 +458,6 @@ def has_remote_tier(remote_segments: DataFrame | None) -> bool:
     # take(1) of one column: what every engine answers (the local engine's Spark Connect too)
     return remote_segments is not None and bool(remote_segments.where(F.col("problem").isNull())
                                                 .select("topic").take(1))
-
-
-def _topics(segments: DataFrame) -> list[str]:
-    return sorted({r.topic for r in _ok(segments).select("topic").distinct().collect()})
 
 
 def retention_plan(segments: DataFrame, batches: DataFrame | None, partition_files: DataFrame,

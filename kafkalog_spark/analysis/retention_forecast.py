@@ -59,12 +59,14 @@ def _totals(rows: list[dict]) -> tuple[int, int, int | None]:
 def retention_forecast(segments: DataFrame, batches: DataFrame | None, partition_files: DataFrame,
                        configs: ConfigSource, as_of_ms: int, days: int = FORECAST_DAYS,
                        what_if_configs: ConfigSource | None = None, *,
-                       summary: DataFrame | None = None, remote_segments: DataFrame | None = None) -> DataFrame:
+                       summary: DataFrame | None = None, remote_segments: DataFrame | None = None,
+                       plan: DataFrame | None = None) -> DataFrame:
     """Per partition and day 0..``days``: segments and bytes deletable by then (:data:`FORECAST_SCHEMA`).
 
     Inputs are those of :func:`~kafkalog_spark.analysis.retention.retention_plan` (the ``segments``,
     ``batches`` and ``partition_files`` views, the topics' effective configs; ``summary``, the batches'
-    :func:`~.batch_summary.batch_summary` when the caller has it; ``remote_segments``, the remote tier)."""
+    :func:`~.batch_summary.batch_summary` when the caller has it; ``remote_segments``, the remote tier; ``plan``,
+    the retention plan at ``as_of_ms`` when the caller has it, whose local rows the remote tier's forecast reads)."""
     if days < 0:
         raise ValueError(f"forecast days {days}: expected 0 or more")
     inputs, planner = partition_planner(segments, batches, partition_files, configs, what_if_configs,
@@ -94,20 +96,23 @@ def retention_forecast(segments: DataFrame, batches: DataFrame | None, partition
     if not has_remote_tier(remote_segments):
         return local.select(*local.columns, *[F.lit(None).cast(f.dataType).alias(f.name)
                                               for f in FORECAST_SCHEMA.fields if f.name in REMOTE_COLUMNS])
-    remote = _remote_forecast(segments, batches, partition_files, configs, as_of_ms, days, what_if_configs,
-                              summary, remote_segments)
+    if plan is None:
+        plan = retention_plan(segments, batches, partition_files, configs, as_of_ms, summary=summary)
+    remote = _remote_forecast(plan.where(F.col("tier") == "local"), segments, partition_files, configs, as_of_ms,
+                              days, what_if_configs, remote_segments)
     return local.join(remote, [*PARTITION, "day"], "left").select(*[f.name for f in FORECAST_SCHEMA.fields])
 
 
-def _remote_forecast(segments: DataFrame, batches: DataFrame | None, partition_files: DataFrame,
-                     configs: ConfigSource, as_of_ms: int, days: int, what_if_configs: ConfigSource | None,
-                     summary: DataFrame | None, remote_segments: DataFrame) -> DataFrame:
-    """Per tiered partition and day, its remote tier's plan (:func:`~.remote_retention.remote_planner`) totals."""
+def _remote_forecast(local_plan: DataFrame, segments: DataFrame, partition_files: DataFrame, configs: ConfigSource,
+                     as_of_ms: int, days: int, what_if_configs: ConfigSource | None,
+                     remote_segments: DataFrame) -> DataFrame:
+    """Per tiered partition and day, its remote tier's plan (:func:`~.remote_retention.remote_planner`) totals;
+    ``local_plan``: the local rows of the retention plan at ``as_of_ms``."""
     from .remote_retention import remote_inputs, remote_planner
     from .retention import retention_params
+    from .topic_config_table import topics_of
 
-    local_plan = retention_plan(segments, batches, partition_files, configs, as_of_ms, summary=summary)
-    topics = sorted({r.topic for r in segments.where(F.col("problem").isNull()).select("topic").distinct().collect()})
+    topics = topics_of(segments)
     params = {False: retention_params(configs, topics)}
     if what_if_configs is not None:
         params[True] = retention_params(what_if_configs, topics)

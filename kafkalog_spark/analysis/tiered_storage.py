@@ -18,6 +18,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import LongType
 
+from ..log.checkpoints import LOG_START_OFFSET_CHECKPOINT, PARTITION_METADATA
 from .grouping_keys import PARTITION
 
 TIERED_STORAGE_COLUMNS = (
@@ -69,7 +70,7 @@ def matched_remote(local: DataFrame, partition_files: DataFrame, remote: DataFra
     topic id of the remote partition of :func:`remote_partitions` that is its remote tier (null: none), and
     ``_localTopicId`` (its partition.metadata's): remote segments of an earlier topic of the same name (deleted,
     then created again) are not its."""
-    ids = (partition_files.where(F.col("problem").isNull() & (F.col("fileType") == "partition.metadata"))
+    ids = (partition_files.where(F.col("problem").isNull() & (F.col("fileType") == PARTITION_METADATA))
            .groupBy(*PARTITION).agg(F.first("topicId").alias("_localTopicId")))
     keys = local.select(*PARTITION).distinct().join(ids, PARTITION, "left")
     remote_keys = remote.select(F.col("topicId").alias("_remoteTopicId"), F.col("topic").alias("_remoteTopic"),
@@ -118,7 +119,7 @@ def tiered_storage(segments: DataFrame, remote_segments: DataFrame, partition_fi
         F.coalesce(F.sum(F.when(lagging, F.col("logSize"))), F.lit(0)).alias("copyLagBytes"),
         F.min(F.when(lagging, F.col("logModified"))).alias("_oldestLagging"))
     checkpoint = (partition_files.where(F.col("problem").isNull()
-                                        & (F.col("fileType") == "log-start-offset-checkpoint"))
+                                        & (F.col("fileType") == LOG_START_OFFSET_CHECKPOINT))
                   .groupBy(*PARTITION).agg(F.max("offset").alias("_logStartCheckpoint")))
     start = F.udf(lambda first, entry: log_start_offset(first, entry, remote_log=True)[0], LongType())
     out = (per_partition.join(checkpoint, PARTITION, "left")

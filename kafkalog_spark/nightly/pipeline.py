@@ -208,7 +208,7 @@ def compute(spark: SparkSession, views: dict[str, DataFrame], configs: TopicConf
         "retention_plan": plan,
         "retention_forecast": retention_forecast(views["segments"], views["batches"], views["partition_files"],
                                                  configs, now_ms, what_if_configs=what_if_configs, summary=summary,
-                                                 remote_segments=remote),
+                                                 remote_segments=remote, plan=plan),
         "compaction_preview": compaction.partitions,
         "compaction_preview_segments": compaction.segments,
         "topic_configs": topic_rows,
