@@ -161,6 +161,18 @@ _TABLE: list[tuple[str, Severity, str, str]] = [
      "log (its copied segments) ends below the local log start offset"),
     ("local_retention_waits_for_copy", W, "tiered_storage", "local segments past local retention that stay on disk "
      "because they are not copied to remote storage yet: the disk does not shrink until the copy"),
+    # tiered storage: the remote store (the source's remoteStorage) against __remote_log_metadata
+    ("remote_segment_missing", E, "remote_storage", "a remote segment __remote_log_metadata says is copied "
+     "(COPY_SEGMENT_FINISHED) has no `.log` in the remote store: fetches of its offsets fail"),
+    ("remote_segment_size_mismatch", E, "remote_storage", "a remote segment's `.log` in the remote store has "
+     "another size than __remote_log_metadata records for it"),
+    ("remote_segment_not_in_metadata", W, "remote_storage", "files of a remote segment that __remote_log_metadata "
+     "does not hold (an upload that failed and was never cleaned up, a deletion finished in the metadata but not "
+     "in the store, a deleted topic's leftovers): bytes the broker will never read or delete"),
+    ("remote_log_metadata_missing", W, "remote_storage", "a remote store given without __remote_log_metadata in "
+     "the paths: the store's segments are read as listed, whatever their state"),
+    ("unknown_remote_file", W, "remote_storage", "a file in the remote store that is not named as LocalTieredStorage "
+     "names its files: not read"),
     # validation: segments and batches
     ("batch_offsets_not_increasing", E, "validate", "a batch's first offset is not above the previous batch's "
      "last"),

@@ -73,7 +73,8 @@ def test_an_unknown_kind_is_refused() -> None:
 # commands and analyses (README: Command line)
 SOURCES = {"files", ".log", ".index", ".timeindex", ".txnindex", ".snapshot", "checkpoint", "leader-epoch-checkpoint",
            "partition.metadata", "meta.properties", "quorum-state", "internal topics", "dump", "validate",
-           "consumer_positions", "open_transactions", "catalog_checks", "replica_comparison", "tiered_storage"}
+           "consumer_positions", "open_transactions", "catalog_checks", "replica_comparison", "tiered_storage",
+           "remote_storage"}
 # a kind named after a file kind is that reader's, unless the cross-file validation reports it
 PREFIXES = {"index_": ".index", "timeindex_": ".timeindex", "txnindex_": ".txnindex", "snapshot_": ".snapshot",
             "meta_properties_": "meta.properties", "checkpoint_": "checkpoint"}

@@ -55,7 +55,8 @@ def batch_summary(batches: DataFrame) -> DataFrame:
                            F.col("maxTimestamp").alias("firstBatchMaxTimestamp"),
                            F.col("lastOffset").alias("firstBatchLastOffset"),
                            F.col("baseOffset").alias("firstBatchBaseOffset")))
-    agg = ok.groupBy(*KEYS).agg(
+    # a view read with a remote store: each segment's tier too
+    agg = ok.groupBy(*KEYS, *(["tier"] if "tier" in batches.columns else [])).agg(
         F.count("*").alias("batches"),
         F.sum("count").alias("declaredRecords"),
         F.min(F.coalesce("baseOffset", "lastOffset")).alias("firstOffset"),

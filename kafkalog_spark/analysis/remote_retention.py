@@ -87,6 +87,14 @@ def within_leader_epochs(segment: RemoteSegmentInput, log_end_offset: int, linea
     return segment.end_offset < log_end_offset
 
 
+def remote_eligible_at(max_timestamp: int, retention_ms: int, kafka_version: KafkaVersion) -> int | None:
+    """The first time at which the time rule deletes a remote segment of ``max_timestamp``: RLMExpirationTask's
+    ``maxTimestamp <= now - retention.ms`` in 3.9, ``<`` in 4.x (None: no time rule)."""
+    if retention_ms < 0:
+        return None
+    return max_timestamp + retention_ms + (1 if kafka_version is KafkaVersion.V4 else 0)
+
+
 def plan_remote_partition(segments: Sequence[RemoteSegmentInput], retention_ms: int, retention_bytes: int,
                           log_start_offset: int, only_local_size: int, lineage: Mapping[int, int],
                           log_end_offset: int, as_of_ms: int,
@@ -107,7 +115,7 @@ def plan_remote_partition(segments: Sequence[RemoteSegmentInput], retention_ms: 
         estimate = only_local_size + sum(s.size for s in live if s.state == "COPY_SEGMENT_FINISHED")
         if total > retention_bytes and not (v4 and estimate <= retention_bytes):
             breach = total - retention_bytes
-    cleanup_until = as_of_ms - retention_ms if retention_ms > -1 and as_of_ms - retention_ms >= 0 else None
+    time_rule = retention_ms > -1 and as_of_ms - retention_ms >= 0  # cleanupUntilMs, off while negative
     first_epoch = min(epochs) if epochs else None
     decided: dict[str, tuple[bool, str | None, str | None]] = {}
     new_start = log_start_offset
@@ -124,8 +132,7 @@ def plan_remote_partition(segments: Sequence[RemoteSegmentInput], retention_ms: 
                 and s.end_offset < log_start_offset:
             rule = "remote_log_start_offset"
         elif valid[s.segment_id]:
-            expired = cleanup_until is not None and (s.max_timestamp < cleanup_until if v4
-                                                     else s.max_timestamp <= cleanup_until)
+            expired = time_rule and as_of_ms >= remote_eligible_at(s.max_timestamp, retention_ms, kafka_version)
             if expired:
                 rule = "remote_time"
                 if breach is not None:
@@ -156,16 +163,18 @@ REMOTE_UNCONFIGURED = ("remote segments exist but the topic's configs do not ena
                        "its retention.ms/bytes all the same")
 
 
-def _row(s: dict[str, Any], first: dict[str, Any], planned: dict[str, Any], retention_ms: int, retention_bytes: int,
-         as_of_ms: int, notes: list[str]) -> dict[str, Any]:
-    """A plan row (the local plan's columns) of a remote segment."""
+def _row(s: dict[str, Any], first: dict[str, Any], planned: dict[str, Any], p, as_of_ms: int,
+         notes: list[str]) -> dict[str, Any]:
+    """A plan row (the local plan's columns) of a remote segment, under the retention parameters ``p``."""
+    retention_ms, retention_bytes = p.remote_retention_ms, p.remote_retention_bytes
     expired = planned["rule"] == "remote_time" if retention_ms > -1 else None
+    eligible_at = remote_eligible_at(s["maxTimestamp"], retention_ms, p.kafka_version)
     return {"logDir": first["logDir"], "topic": first["topic"], "partition": first["partition"],
             "baseOffset": s["startOffset"], "nextBaseOffset": s["endOffset"] + 1, "size": s["segmentSizeInBytes"],
             "largestTimestamp": s["maxTimestamp"], "largestTimestampSource": "remote_metadata", "isActive": False,
             "deletable": planned["deletable"], "rule": planned["rule"], "reason": planned["reason"],
             "requiresRemoteCopy": False, "timeExpired": expired,
-            "eligibleAtMs": s["maxTimestamp"] + retention_ms if retention_ms > -1 else None,
+            "eligibleAtMs": eligible_at, "filesGoneByMs": p.files_gone_by(eligible_at, "remote"),
             "bytesReclaimed": s["segmentSizeInBytes"] if planned["deletable"] else 0,
             "logStartOffset": first["logStartOffset"], "logStartOffsetSource": first["logStartOffsetSource"],
             "highWatermark": first["highWatermark"], "highWatermarkSource": first["highWatermarkSource"],
@@ -214,8 +223,7 @@ def remote_planner(records: list[dict[str, Any]]):
         notes = [] if p.remote_log else [REMOTE_UNCONFIGURED]
         rows = plan_remote_partition(segs, p.remote_retention_ms, p.remote_retention_bytes, first["logStartOffset"],
                                      first["_onlyLocal"], epochs, first["logEndOffset"], as_of_ms, p.kafka_version)
-        return [_row(by_id[x["remoteLogSegmentId"]], first, x, p.remote_retention_ms, p.remote_retention_bytes,
-                     as_of_ms, notes) for x in rows]
+        return [_row(by_id[x["remoteLogSegmentId"]], first, x, p, as_of_ms, notes) for x in rows]
     return plan
 
 

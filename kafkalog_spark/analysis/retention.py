@@ -85,6 +85,10 @@ PLAN_FIELDS = [
     StructField("requiresRemoteCopy", BooleanType()),  # tiered: deletable only once copied to remote storage
     StructField("timeExpired", BooleanType()),  # the segment's own time predicate; null if no time rule
     StructField("eligibleAtMs", LongType()),  # largestTimestamp + retention.ms + 1; null if no time rule
+    # by when the broker has deleted the files of a segment the time rule deletes at eligibleAtMs: its next check
+    # (log.retention.check.interval.ms; remote: remote.log.manager.task.interval.ms), then, local, the rename to
+    # `.deleted` and file.delete.delay.ms; null if no time rule
+    StructField("filesGoneByMs", LongType()),
     StructField("bytesReclaimed", LongType()),  # size if deletable, else 0
     # per partition, repeated on each of its rows
     StructField("logStartOffset", LongType()),  # as the broker loads it
@@ -109,7 +113,7 @@ PLAN_FIELDS = [
 PLAN_SCHEMA = StructType(PLAN_FIELDS)
 
 # Columns that change with the configuration: the what-if run repeats them as whatIf<Name>.
-WHAT_IF_COLUMNS = ["deletable", "rule", "reason", "requiresRemoteCopy", "timeExpired", "eligibleAtMs",
+WHAT_IF_COLUMNS = ["deletable", "rule", "reason", "requiresRemoteCopy", "timeExpired", "eligibleAtMs", "filesGoneByMs",
                    "bytesReclaimed", "newLogStartOffset", "rollsActiveSegment", "cleanupPolicy", "retentionMs",
                    "retentionBytes", "remoteStorage"]
 WHAT_IF_SCHEMA = StructType(
@@ -141,17 +145,39 @@ class RetentionParams:
     remote_retention_ms: int = -1  # the remote tier's limits: the topic's retention.ms/bytes
     remote_retention_bytes: int = -1
     kafka_version: KafkaVersion = LATEST  # whose remote retention rules (:mod:`.remote_retention`)
+    # the timing of the deletions (filesGoneByMs): the broker's checks, and the topic's delay of a local delete
+    check_interval_ms: int = 300_000  # log.retention.check.interval.ms
+    remote_task_interval_ms: int = 30_000  # remote.log.manager.task.interval.ms
+    file_delete_delay_ms: int = 60_000
 
     @classmethod
-    def of(cls, config: TopicConfig) -> RetentionParams:
+    def of(cls, config: TopicConfig, broker: TopicConfig | None = None) -> RetentionParams:
+        """The parameters of a topic's ``config``; ``broker``: the broker's config (its check intervals)."""
         copy = config.remote_copy_enabled
+        intervals = {} if broker is None else {
+            "check_interval_ms": int(broker["log.retention.check.interval.ms"]),
+            "remote_task_interval_ms": int(broker["remote.log.manager.task.interval.ms"])}
         return cls(
             delete=config.delete, compact=config.compact,
             retention_ms=config.local_retention_ms if copy else config.retention_ms,
             retention_bytes=config.local_retention_bytes if copy else config.retention_bytes,
             remote_log=config.remote_log_enabled, remote_copy=copy,
             remote_retention_ms=config.retention_ms, remote_retention_bytes=config.retention_bytes,
-            kafka_version=config.kafka_version)
+            kafka_version=config.kafka_version, file_delete_delay_ms=int(config["file.delete.delay.ms"]),
+            **intervals)
+
+    def files_gone_by(self, eligible_at_ms: int | None, tier: str = "local", active: bool = False) -> int | None:
+        """By when the broker has deleted the files of a segment its time rule deletes from ``eligible_at_ms`` on:
+        at its first check after that, a local segment's files renamed `.deleted` and deleted file.delete.delay.ms
+        later (LocalLog.deleteSegmentFiles), a remote segment's deleted by the expiration task itself. A tiered
+        partition's ``active`` segment is first rolled at that check, copied by the next copy task and deleted at
+        the check after."""
+        if eligible_at_ms is None:
+            return None
+        if tier == "remote":
+            return eligible_at_ms + self.remote_task_interval_ms
+        rolled = self.remote_task_interval_ms + self.check_interval_ms if active and self.remote_copy else 0
+        return eligible_at_ms + self.check_interval_ms + rolled + self.file_delete_delay_ms
 
     @property
     def policy(self) -> str:
@@ -302,6 +328,7 @@ def plan_partition(topic: str, partition: int, segments: list[SegmentInput], par
         elif ts_source == "unknown":
             notes.append(ASSUME_NO_TS)
         expired = (ts is not None and as_of_ms - ts > params.retention_ms) if time_rule else None
+        eligible_at = ts + params.retention_ms + 1 if time_rule and ts is not None else None
         deletable = deleted_by[j] is not None
         rows.append({
             "topic": topic, "partition": partition, "baseOffset": seg.base_offset,
@@ -311,7 +338,7 @@ def plan_partition(topic: str, partition: int, segments: list[SegmentInput], par
             "reason": None if deletable else "not_copied_to_remote" if j in not_copied else _kept_reason(
                 j, n, segs, params, hw, upper(j), first_kept, kraft, expired, lso_rule_offset),
             "requiresRemoteCopy": remote_needed[j], "timeExpired": expired,
-            "eligibleAtMs": ts + params.retention_ms + 1 if time_rule and ts is not None else None,
+            "eligibleAtMs": eligible_at, "filesGoneByMs": params.files_gone_by(eligible_at, active=j == n - 1),
             "bytesReclaimed": seg.size if deletable else 0,
             "logStartOffset": global_lso, "logStartOffsetSource": lso_source,
             "highWatermark": hw, "highWatermarkSource": hw_source, "logEndOffset": leo,
@@ -382,7 +409,7 @@ def _plan_input(segments: DataFrame, batches: DataFrame | None, partition_files:
 def retention_params(configs: ConfigSource, topics: list[str]) -> dict[str, RetentionParams]:
     """The retention rules' parameters per topic, from the one resolver of effective configs."""
     resolved = TopicConfigs.of(configs)
-    return {topic: RetentionParams.of(resolved[topic]) for topic in topics}
+    return {topic: RetentionParams.of(resolved[topic], resolved["-"]) for topic in topics}
 
 
 PartitionPlanner = Callable[[list[dict[str, Any]], int, bool], list[dict[str, Any]]]

@@ -81,6 +81,11 @@ def _roll_reason(next_first_size: Column, next_first_ts: Column, next_last_offse
             .when(overflow, "offset_overflow").otherwise("unknown"))
 
 
+def _tier(segments: DataFrame) -> list[str]:
+    """``tier`` when the views were read with a remote store (its remote segments are rows too)."""
+    return ["tier"] if "tier" in segments.columns else []
+
+
 def segment_stats(segments: DataFrame, batches: DataFrame | None, record_stats: DataFrame,
                   configs: ConfigSource = None, *, summary: DataFrame | None = None) -> DataFrame:
     """One row per live segment of each log dir, from the segments, batches and record_stats views of the same
@@ -91,7 +96,7 @@ def segment_stats(segments: DataFrame, batches: DataFrame | None, record_stats: 
     :func:`~.batch_summary.batch_summary` when the caller has it (``batches`` is then not read)."""
     seg = (_ok(segments).where("status = 'live'").withColumnRenamed("baseOffset", "segmentBaseOffset")
            .select(*KEYS, "isActive", "nextBaseOffset", "logFile", "logSize", "indexSize", "timeIndexSize",
-                   "txnIndexSize", "indexEntries", "timeIndexEntries", "logModified"))
+                   "txnIndexSize", "indexEntries", "timeIndexEntries", "logModified", *_tier(segments)))
     per_segment = _batch_stats(batch_summary(batches) if summary is None else summary)
     stats = seg.join(per_segment, KEYS, "left").join(_record_stats(record_stats), KEYS, "left")
     limits = (topic_configs(segments.sparkSession, TopicConfigs.of(configs), topics_of(segments))
@@ -105,7 +110,7 @@ def segment_stats(segments: DataFrame, batches: DataFrame | None, record_stats: 
     )
     span = F.col("lastOffset") - F.col("firstOffset") + 1
     return stats.select(
-        *PARTITION, F.col("segmentBaseOffset").alias("baseOffset"), "isActive", "logFile", "logSize",
+        *PARTITION, F.col("segmentBaseOffset").alias("baseOffset"), *_tier(segments), "isActive", "logFile", "logSize",
         "indexSize", "timeIndexSize", "txnIndexSize", "logModified",
         F.coalesce("batches", F.lit(0)).alias("batches"),
         F.coalesce("records", F.lit(0)).alias("records"),

@@ -97,6 +97,9 @@ def _add_job_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--fleet", action="store_true",
                    help="one broker's run into a warehouse shared by the fleet: also store what `kafkalog fleet` "
                         "reads, and name the broker in the default snapshot id")
+    p.add_argument("--remote-storage", metavar="DIR",
+                   help="a tiered storage's remote store in the layout of Kafka's LocalTieredStorage (a directory or "
+                        "an object-store prefix): segment_stats and index_findings cover the remote segments too")
     p.add_argument("--full", action="store_true",
                    help="decode every segment (by default a segment the previous snapshot of its log dir decoded, "
                         "unchanged since, is read back from the warehouse)")

@@ -63,6 +63,7 @@ def load_config(args: argparse.Namespace, *, log_dirs: bool = True):
                  "store": _store_options(args),
                  "full": True if getattr(args, "full", False) else None,
                  "polite": True if getattr(args, "polite", False) else None,
+                 "remote_storage": getattr(args, "remote_storage", None),
                  "fleet": True if getattr(args, "fleet", False) else None,
                  "fleet_max_age_hours": getattr(args, "max_age_hours", None)}
     if not args.config and location is None:
@@ -80,6 +81,9 @@ def load_config(args: argparse.Namespace, *, log_dirs: bool = True):
     configure(config.store)  # before the log dirs in a store are checked
     remote = getattr(args, "remote", None)
     check_log_dirs(config.log_dirs, "--log-dir", remote)
+    if config.remote_storage is not None:
+        check_path(config.remote_storage, "--remote-storage" if getattr(args, "remote_storage", None)
+                   else "[input] remote_storage", "dir")
     on_server = (remote or "").startswith("sc://")  # then the server writes the tables, on its file system
     warehouse = local_path(config.location.warehouse) if config.location.warehouse and not on_server else None
     if warehouse is not None and os.path.exists(warehouse) and not os.path.isdir(warehouse):

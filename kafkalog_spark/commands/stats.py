@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import argparse
 
-from .arguments import check_output_file, configs_of, local_path, with_metadata_configs
+from .arguments import check_output_file, check_path, configs_of, local_path, with_metadata_configs
 from .junit import junit_xml, partitions_read
 from .output import add_config_arguments, print_json, print_table, progress, row_dicts, table_columns
 from .runner import add_fail_on, gate, run_on_log_dirs
 from .runtime import EXIT_OK, add_engine_argument, usage_errors
 
-STATS_COLUMNS = ["topic", "partition", "baseOffset", "isActive", "records", "batches", "logSize", "firstOffset",
+STATS_COLUMNS = ["topic", "partition", "baseOffset", "tier", "isActive", "records", "batches", "logSize", "firstOffset",
                  "lastOffset", "maxTimestamp", "codecMix", "rollReason"]
 FINDING_COLUMNS = ["severity", "check", "topic", "partition", "baseOffset", "file", "position", "detail"]
 
@@ -29,7 +29,7 @@ def run_stats(args: argparse.Namespace) -> int:
         configs = with_metadata_configs(spark, args, configs)
         progress("computing segment statistics")
         v = read_views(spark, args.log_dirs, ("segments", "batches", "record_stats"),
-                       includeInternal=str(args.include_internal).lower())
+                       includeInternal=str(args.include_internal).lower(), **remote_storage(args))
         stats = segment_stats(v["segments"], v["batches"], v["record_stats"], configs)  # by log dir: replicas apart
         rows = row_dicts(stats.orderBy("logDir", "topic", "partition", "baseOffset"))
         if args.json:
@@ -38,7 +38,11 @@ def run_stats(args: argparse.Namespace) -> int:
             print_table(rows, table_columns(STATS_COLUMNS, rows))
         return EXIT_OK
 
-    return run_on_log_dirs(args, lambda: configs_of(args), work)  # the configs: each topic's roll limits
+    def inputs():
+        remote_storage(args)
+        return configs_of(args)  # each topic's roll limits
+
+    return run_on_log_dirs(args, inputs, work)
 
 
 @usage_errors("kafkalog validate")
@@ -47,12 +51,14 @@ def run_validate(args: argparse.Namespace) -> int:
     from ..session.sail import is_sail
 
     def inputs() -> None:
+        remote_storage(args)
         if args.junit:
             check_output_file(args.junit, "--junit")
 
     def work(spark, _: None) -> int:
         progress("validating indexes, CRCs and files")
-        findings = validate(spark, args.log_dirs, records=True, includeInternal=str(args.include_internal).lower())
+        findings = validate(spark, args.log_dirs, records=True, includeInternal=str(args.include_internal).lower(),
+                            **remote_storage(args))
         order = ("logDir", "topic", "partition", "baseOffset", "file", "position")
         rows = [r.asDict() for r in findings.orderBy(*order).collect()]
         partitions = partitions_read(spark, args.log_dirs, args.include_internal) if args.junit else set()
@@ -71,8 +77,19 @@ def run_validate(args: argparse.Namespace) -> int:
     return run_on_log_dirs(args, inputs, work)
 
 
+def remote_storage(args: argparse.Namespace) -> dict[str, str]:
+    """The source option of ``--remote-storage`` (checked: a directory, or a URI of an object store)."""
+    if args.remote_storage is None:
+        return {}
+    return {"remoteStorage": check_path(args.remote_storage, "--remote-storage", "dir")}
+
+
 def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("log_dirs", nargs="+", metavar="LOGDIR", help="broker log dirs or partition dirs")
+    p.add_argument("--remote-storage", metavar="DIR",
+                   help="a tiered storage's remote store in the layout of Kafka's LocalTieredStorage (a directory "
+                        "or an object-store prefix): the tiered partitions' remote segments are read too, ahead of "
+                        "their local ones (the `tier` column), as __remote_log_metadata in LOGDIR says")
     p.add_argument("--json", action="store_true", help="JSON Lines instead of a table")
     p.add_argument("--no-internal", dest="include_internal", action="store_false",
                    help="skip internal topics (__consumer_offsets, ...)")

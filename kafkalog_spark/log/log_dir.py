@@ -78,6 +78,9 @@ class LogSegment:
     index_mtime_ms: int | None = None
     time_index_mtime_ms: int | None = None
     is_active: bool = False
+    # "remote": a copy in tiered storage (the source's remoteStorage), its files named by its segment id
+    tier: str = "local"
+    remote_segment_id: str | None = None
 
     @property
     def name(self) -> str:

@@ -33,7 +33,8 @@ DEFAULT_MAX_INDEX_BYTES = 512 * 1024 * 1024
 # otherwise produce a million findings).
 MAX_ORDER_FINDINGS = 5
 
-_BASE_NAME = re.compile(r"^(\d+)\.")
+# Kafka's name, or a remote copy's in LocalTieredStorage: "<base offset>-<segment id>.<kind>"
+_BASE_NAME = re.compile(r"^(\d+)(?:-[A-Za-z0-9_-]{22})?\.")
 
 
 def base_name(path: str) -> str:
@@ -42,7 +43,8 @@ def base_name(path: str) -> str:
 
 
 def offset_from_file_name(path: str) -> int | None:
-    """Kafka's offsetFromFile: the digits before the first ``.`` of the name; ``None`` if not a number."""
+    """Kafka's offsetFromFile: the digits before the first ``.`` of the name (or before a remote copy's
+    ``-<segment id>``); ``None`` if not a number."""
     m = _BASE_NAME.match(base_name(path))
     return int(m[1]) if m else None
 

@@ -37,11 +37,13 @@ def iter_segment(path: str, view: str = "records", findings: list[Finding] | Non
                  topic: str | None = None, partition: int | None = None,
                  chunk_bytes: int = DEFAULT_CHUNK_BYTES,
                  max_decompressed: int = DEFAULT_MAX_DECOMPRESSED, control_only: bool = False,
-                 sizes: BatchBytes | None = None, file_size: int | None = None) -> Iterator[pa.RecordBatch]:
+                 sizes: BatchBytes | None = None, file_size: int | None = None,
+                 base_offset: int | None = None) -> Iterator[pa.RecordBatch]:
     """Arrow batches of one `.log` file's (or KRaft snapshot's) ``view``, for entries starting in [start, end).
     The records view only: ``control_only`` decodes the control batches alone, ``sizes`` adds up the batches'
     bytes on disk and uncompressed (:class:`~kafkalog_spark.format.records.BatchBytes`). ``file_size``, the size
-    a listing gave, spares an object store the request for it."""
+    a listing gave, spares an object store the request for it; ``base_offset``, the segment's, when the file name
+    does not say it (a remote copy's)."""
     if view not in VIEWS:
         raise ValueError(f"unknown view {view!r}: expected one of {sorted(VIEWS)}")
     findings = [] if findings is None else findings
@@ -49,7 +51,8 @@ def iter_segment(path: str, view: str = "records", findings: list[Finding] | Non
     snapshot = KRaftSnapshot.parse(path)  # record batches too, stamped with the snapshot's id instead
     ctx = SegmentContext(path, topic if topic is not None else (tp.topic if tp else ""),
                          partition if partition is not None else (tp.partition if tp else -1),
-                         None if snapshot else (base if base is not None else -1),
+                         None if snapshot else (base_offset if base_offset is not None
+                                                else base if base is not None else -1),
                          snapshot.end_offset if snapshot else None, snapshot.epoch if snapshot else None)
     require_positive(max_decompressed=max_decompressed)
     fs, inner = resolve(path, filesystem)

@@ -44,6 +44,9 @@ class NightlyConfig:
     store: StoreOptions = field(default_factory=StoreOptions)  # log dirs in object stores: endpoint, region, ...
     full: bool = False  # decode every segment, even those the previous snapshot of their log dir decoded
     polite: bool = False  # on a broker's host: the page cache left as found (and, from the CLI, low priorities)
+    # a tiered storage's remote store (LocalTieredStorage's layout): the segment statistics and the validation cover
+    # the tiered partitions' remote segments too (kafkalog_spark.source.remote_tier)
+    remote_storage: str | None = None
     fleet: bool = False  # one broker's run into a fleet's warehouse: also stores what the fleet step reads
     # the fleet step leaves out a broker whose latest snapshot is older (it stopped reporting: decommissioned, or its
     # job failing), and names it
@@ -109,6 +112,7 @@ class NightlyConfig:
             location=location,
             include_internal=_value(inp, "input", "include_internal", bool, True),
             polite=_value(inp, "input", "polite", bool, False),
+            remote_storage=rel(_value(inp, "input", "remote_storage", str) or None),
             fleet=_value(out, "output", "fleet", bool, False),
             fleet_max_age_hours=float(_value(out, "output", "fleet_max_age_hours", (int, float), 168.0)),
             snapshot_id=snapshot_id,
@@ -129,7 +133,7 @@ class NightlyConfig:
 # The TOML file's sections and their keys: anything else is a typo, which would otherwise be ignored in silence.
 _FILE_KEYS = {
     "input": ("log_dirs", "include_internal", "max_split_bytes", "store_endpoint", "store_region", "store_anonymous",
-              "polite"),
+              "polite", "remote_storage"),
     "output": ("warehouse", "catalog", "schema", "fleet", "fleet_max_age_hours"),
     "configs": ("kafka_version", "broker_properties", "topic_overrides", "what_if", "metadata_configs"),
     "snapshot": ("id",),

@@ -96,6 +96,7 @@ def run(spark: SparkSession, config: NightlyConfig, now: Callable[[], dt.datetim
                       full=config.full)
         with analysed(spark, log_dirs, started, configs, alternative, include_internal=config.include_internal,
                       max_split_bytes=config.max_split_bytes, reuse=reuse, polite=config.polite,
+                      remote_storage=config.remote_storage,
                       more=fleet_inputs if config.fleet else None) as tables:
             if progress:
                 progress(_decoding(reuse.counts))

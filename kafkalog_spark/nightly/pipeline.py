@@ -32,7 +32,8 @@ LISTING_VIEWS = ("segments", "partition_files")  # the views that read listings 
 
 def read_cached_views(spark: SparkSession, log_dirs: Sequence[str], include_internal: bool = True,
                       max_split_bytes: str = "128m", configs: TopicConfigs | None = None, *,
-                      reuse: Reuse | None = None, polite: bool = False) -> dict[str, DataFrame]:
+                      reuse: Reuse | None = None, polite: bool = False,
+                      remote_storage: str | None = None) -> dict[str, DataFrame]:
     """The source's views over ``log_dirs``, cached: every analysis reads them again. The records are decoded once,
     into their aggregates (the record_stats view, computed in the tasks that decode them); the records view holds
     only what the analyses read record by record: the control records (the tasks decode the control batches
@@ -48,7 +49,8 @@ def read_cached_views(spark: SparkSession, log_dirs: Sequence[str], include_inte
     decode (and whose index entries to read), and gives the other segments' rows and entry findings, read back
     from the warehouse; the views then also hold, under the names of :data:`~.incremental.CACHE_TABLES`, what this
     run keeps for the next. ``polite``: the segments read leave the page cache as found
-    (:mod:`kafkalog_spark.log.page_cache`)."""
+    (:mod:`kafkalog_spark.log.page_cache`). ``remote_storage``: the views of the tiered partitions hold their
+    remote segments too (:mod:`kafkalog_spark.source.remote_tier`), rows marked by ``tier``."""
     from ..analysis.batch_summary import batch_summary
     from ..analysis.compaction import compacted_topics
     from ..analysis.index_validation import entry_findings
@@ -59,6 +61,8 @@ def read_cached_views(spark: SparkSession, log_dirs: Sequence[str], include_inte
 
     options = {"includeInternal": str(include_internal).lower(), "maxSplitBytes": max_split_bytes,
                "dropCache": str(polite).lower()}
+    if remote_storage:  # the views that list and decode segments hold the remote tier too (the others ignore it)
+        options["remoteStorage"] = remote_storage
     views = {name: df.persist() for name, df in source_views(spark, log_dirs, LISTING_VIEWS, **options).items()}
     compacted = compacted_topics(configs, topics_of(views["segments"]))
     decode = reuse.decode_options(views["segments"], views["partition_files"], compacted) if reuse else None
@@ -155,6 +159,13 @@ def compared_replicas(views: dict[str, DataFrame], brokers: dict[str, tuple[str 
     return rows, replica_findings(rows), more
 
 
+def local_tier(views: dict[str, DataFrame]) -> dict[str, DataFrame]:
+    """``views`` without the remote tier's rows (those read with a remote store have a ``tier`` column; a listing's
+    problem rows have none)."""
+    return {name: df.where(F.col("tier").isNull() | (F.col("tier") == "local")) if "tier" in df.columns else df
+            for name, df in views.items()}
+
+
 def compute(spark: SparkSession, views: dict[str, DataFrame], configs: TopicConfigs, log_dirs: Sequence[str],
             now_ms: int, what_if_configs: TopicConfigs | None = None, *,
             replica_records: list[DataFrame] | None = None,
@@ -162,7 +173,9 @@ def compute(spark: SparkSession, views: dict[str, DataFrame], configs: TopicConf
     """Every table of the job for ``views`` of ``log_dirs``; ``what_if_configs``: the configs the retention
     forecast also runs under (:func:`what_if_configs`). ``replica_records``, when given, gets the records the
     replica comparison read beyond ``views`` (if it read any); ``cached``, when given, the DataFrames the tables
-    share that are cached (the caller unpersists them once the tables are written; else they stay cached)."""
+    share that are cached (the caller unpersists them once the tables are written; else they stay cached). Views
+    read with a remote store: segment_stats and index_findings cover the remote tier, the other tables are the local
+    log's (retention plans the remote tier from __remote_log_metadata)."""
     from ..analysis.compaction import compaction_preview
     from ..analysis.index_validation import index_findings
     from ..analysis.log_offsets import log_offsets
@@ -175,6 +188,7 @@ def compute(spark: SparkSession, views: dict[str, DataFrame], configs: TopicConf
     from ..analysis.topic_config_table import topic_configs as topic_configs_table
     from ..analysis.topic_config_table import topics_of
 
+    whole, views = views, local_tier(views)
     # the per-partition context both the compaction preview and log_offsets run on, collected once
     context = collect_partition_context(views["segments"], views["partition_files"])
     compaction = compaction_preview(views["records"], views["batches"], views["segments"], views["partition_files"],
@@ -196,14 +210,15 @@ def compute(spark: SparkSession, views: dict[str, DataFrame], configs: TopicConf
     tiered = tiered_storage(views["segments"], remote, views["partition_files"],
                             [t for t in topics if configs[t].remote_log_enabled], now_ms)
     interval = configs["-"]["remote.log.manager.task.interval.ms"]
-    segments = segment_stats(views["segments"], views["batches"], views["record_stats"], configs, summary=summary)
+    segments = segment_stats(whole["segments"], whole["batches"], whole["record_stats"], configs,
+                             summary=whole.get("batch_summary"))
     partitions = partition_stats(segments, views["partition_files"])
     return {
         "segment_stats": segments,
         "partition_stats": partitions,
         "log_dir_stats": log_dir_stats(partitions, views["segments"]),
-        "index_findings": index_findings(spark, views, log_dirs=log_dirs,
-                                         entry_rows=views.get(ENTRY_FINDINGS_VIEW)).unionByName(replica_problems)
+        "index_findings": index_findings(spark, whole, log_dirs=log_dirs,
+                                         entry_rows=whole.get(ENTRY_FINDINGS_VIEW)).unionByName(replica_problems)
                                          .unionByName(tiered_findings(tiered, remote, plan, interval, now_ms)),
         "retention_plan": plan,
         "retention_forecast": retention_forecast(views["segments"], views["batches"], views["partition_files"],
@@ -315,13 +330,14 @@ MoreTables = Callable[[dict[str, DataFrame], "DataFrame | None"], dict[str, Data
 def analysed(spark: SparkSession, log_dirs: Sequence[str], started: dt.datetime, configs: TopicConfigs,
              alternative: TopicConfigs | None = None, *, include_internal: bool = True,
              max_split_bytes: str = "128m", reuse: Reuse | None = None, polite: bool = False,
-             more: MoreTables | None = None) -> Iterator[dict[str, DataFrame]]:
+             more: MoreTables | None = None, remote_storage: str | None = None) -> Iterator[dict[str, DataFrame]]:
     """Every table of :data:`DIR_TABLES` over ``log_dirs``, read in one job, each row marked by its ``logDir``, as
     of ``started`` (``alternative``: the forecast's what-if configs). The views it caches to compute them are
     unpersisted when the block ends: use the tables inside it. ``more(views, replica_records)``: more tables
-    computed from the cached views (a broker's inputs to the fleet step, :mod:`.fleet`)."""
+    computed from the cached views (a broker's inputs to the fleet step, :mod:`.fleet`). ``remote_storage``: the
+    tiered partitions' remote store, whose segments segment_stats and index_findings cover too."""
     views = read_cached_views(spark, log_dirs, include_internal, max_split_bytes, configs, reuse=reuse,
-                              polite=polite)
+                              polite=polite, remote_storage=remote_storage)
     cached = list(views.values())
     try:
         read_more: list[DataFrame] = []

@@ -43,13 +43,13 @@ class KafkaLogDataSource(DataSource):
         from .views import view_schema
 
         options = SourceOptions.parse(dict(self.options))
-        return with_problem(view_schema(options.view, options.decode_internal))
+        return with_problem(view_schema(options.view, options.decode_internal, options.remote_tier))
 
     def reader(self, schema: StructType) -> DataSourceReader:
         from .views import view_schema
 
         options = SourceOptions.parse(dict(self.options))
-        expected = with_problem(view_schema(options.view, options.decode_internal))
+        expected = with_problem(view_schema(options.view, options.decode_internal, options.remote_tier))
         if schema != expected:  # Spark skips schema() when the user gives one: each view's schema is fixed
             raise ValueError(f"kafkalog: the {options.view} view has a fixed schema; remove .schema(...) from the "
                              f"read (its columns are: {', '.join(expected.fieldNames())})")

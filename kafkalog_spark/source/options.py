@@ -21,6 +21,8 @@ VIEW_TOPICS = {
 }
 VIEWS = ("records", "batches", "record_stats", "segments", "index", "partition_files", *VIEW_TOPICS)
 SEGMENT_VIEWS = ("records", "batches", "record_stats")  # the views that read `.log` files, split by bytes
+# the views a remote store (remoteStorage) adds the remote tier's segments to, rows marked by a `tier` column
+TIERED_VIEWS = (*SEGMENT_VIEWS, "segments", "index")
 
 
 MAX_SIZE = 2**63 - 1  # a Java long, as Spark's own byte sizes
@@ -69,6 +71,9 @@ class SourceOptions:
     # view: only the entries of these segments (and of those without a `.log`), every index still checked
     segment_files: frozenset[str] | None = None
     drop_cache: bool = False  # the `.log` views: leave the page cache as found (kafkalog_spark.log.page_cache)
+    # the tiered partitions' remote segments (LocalTieredStorage's layout: kafkalog_spark.log.remote_storage), read
+    # as part of their partitions in TIERED_VIEWS; None: the local tier only
+    remote_storage: str | None = None
     store: StoreOptions = field(default_factory=StoreOptions)  # object stores: endpoint, region, anonymous
 
     @classmethod
@@ -105,13 +110,18 @@ class SourceOptions:
             isolation=isolation, mode=mode, pushdown=_parse_bool(o, "pushdown", True),
             kraft_snapshots=_parse_bool(o, "kraftSnapshots", True),
             decode_internal=_parse_bool(o, "decodeInternal", False), segment_files=segment_files,
-            drop_cache=_parse_bool(o, "dropCache", False),
+            drop_cache=_parse_bool(o, "dropCache", False), remote_storage=o.get("remotestorage") or None,
             max_split_bytes=_size(o, "maxSplitBytes", "128m"),
             open_cost_bytes=_size(o, "openCostBytes", "4m"),
             chunk_bytes=_size(o, "chunkBytes", "8m"),
             max_decompressed_bytes=_size(o, "maxDecompressedBytes", "256m"),
             store=StoreOptions.from_options(o),
         )
+
+    @property
+    def remote_tier(self) -> bool:
+        """Whether this read adds the remote tier (and the ``tier`` column) to its view."""
+        return self.remote_storage is not None and self.view in TIERED_VIEWS
 
     def wants_topic(self, topic: str) -> bool:
         if self.view in VIEW_TOPICS:  # a state view reads its own topic, whatever the topic options say

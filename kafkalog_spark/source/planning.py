@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import pyarrow.fs as pafs
 
-from ..findings import Finding
+from ..findings import Finding, KafkaLogError
 from ..log.files import open_read
 from ..log.log_dir import LogSegment, PartitionLog, find_partitions
 from .filters import Pushdown
@@ -33,6 +33,8 @@ class SegmentSplit:
     size: int  # bytes this split covers, for grouping
     aborted: tuple[tuple[int, int, int], ...] = ()  # (producerId, firstOffset, lastOffset) of the partition
     file_size: int | None = None  # the file's size as listed (an object store then opens it without a request)
+    tier: str = "local"  # "remote": a tiered segment's copy in the remote store (the base offset not in its name)
+    log_dir: str | None = None  # a remote segment's partition's log dir (a local one's is its file's)
 
 
 @dataclass(frozen=True)
@@ -53,12 +55,24 @@ def _log_dir_problems(findings: list[Finding]) -> list[ListingProblem]:
 def select_partitions(opts: SourceOptions, pushdown: Pushdown, filesystem: pafs.FileSystem | None = None,
                       findings: list[Finding] | None = None) -> list[PartitionLog]:
     """The live partition dirs the options and filters select. A log dir that cannot be listed adds a finding
-    to ``findings`` (see :func:`find_partitions`); a partition dir's listing findings stay on it."""
-    return [
-        p for p in find_partitions(list(opts.paths), filesystem, findings)
-        if p.topic_partition.kind == "live" and opts.wants_topic(p.topic)
-        and pushdown.accepts("topic", p.topic) and pushdown.accepts("partition", p.partition)
-    ]
+    to ``findings`` (see :func:`find_partitions`); a partition dir's listing findings stay on it. With a remote
+    store (``remoteStorage``, for the views of TIERED_VIEWS) a tiered partition's remote segments come first
+    (:func:`.remote_tier.add_remote_tier`); the store's own findings go to ``findings`` too."""
+    every = find_partitions(list(opts.paths), filesystem, findings)
+
+    def wanted(topic: str, partition: int) -> bool:
+        return opts.wants_topic(topic) and pushdown.accepts("topic", topic) and pushdown.accepts("partition", partition)
+
+    chosen = [p for p in every if p.topic_partition.kind == "live" and wanted(p.topic, p.partition)]
+    if opts.remote_tier:
+        from .remote_tier import add_remote_tier
+
+        store_findings = add_remote_tier(chosen, every, opts.remote_storage, wanted, filesystem)
+        if findings is None and store_findings:
+            raise KafkaLogError(store_findings[0])
+        findings = [] if findings is None else findings
+        findings += store_findings
+    return chosen
 
 
 def _offset_range_prunes(pushdown: Pushdown, first: int, last: int | None) -> bool:
@@ -210,7 +224,8 @@ def plan_splits(opts: SourceOptions, pushdown: Pushdown, filesystem=None,
             points = split_points(seg, opts.max_split_bytes, start, filesystem)
             for a, b in zip(points, [*points[1:], None], strict=True):
                 splits.append(SegmentSplit(seg.log, log.topic, log.partition, seg.base_offset, a, b,
-                                           (b if b is not None else seg.log_size) - a, aborted, seg.log_size))
+                                           (b if b is not None else seg.log_size) - a, aborted, seg.log_size,
+                                           seg.tier, log.log_dir if seg.tier == "remote" else None))
         if opts.kraft_snapshots and pushdown.accepts("segmentBaseOffset", None):
             # Snapshots are small (the metadata state, not its history) and hold no transactions.
             splits += [SegmentSplit(s.path, log.topic, log.partition, None, 0, None, s.size, (), s.size)

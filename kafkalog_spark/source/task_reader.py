@@ -23,10 +23,11 @@ from .views import read_partition_views
 
 
 def _with_source_columns(batch: pa.RecordBatch, schema: pa.Schema, log_dir: str, opts: SourceOptions,
-                         topic: str) -> pa.RecordBatch:
+                         split) -> pa.RecordBatch:
     n = batch.num_rows
-    decoded = decoded_columns(batch, topic) if opts.view == "records" and opts.decode_internal else []
-    return pa.RecordBatch.from_arrays([*batch.columns, *decoded, pa.array([log_dir] * n, pa.string()),
+    decoded = decoded_columns(batch, split.topic) if opts.view == "records" and opts.decode_internal else []
+    tier = [pa.repeat(split.tier, n)] if opts.remote_tier else []
+    return pa.RecordBatch.from_arrays([*batch.columns, *decoded, *tier, pa.array([log_dir] * n, pa.string()),
                                        pa.nulls(n, schema.field("problem").type)], schema=schema)
 
 
@@ -53,16 +54,19 @@ def read_splits(splits, opts: SourceOptions, pushdown: Pushdown, schema: pa.Sche
 def _split_rows(split, opts: SourceOptions, pushdown: Pushdown, schema: pa.Schema) -> Iterator[pa.RecordBatch]:
     findings: list[Finding] = []
     aborted = AbortedTransactions(split.aborted)
-    log_dir = log_dir_of(split.path)
+    log_dir = split.log_dir or log_dir_of(split.path)
     decoded = (_record_stats(split, opts, findings, aborted) if opts.view == "record_stats"
                else _decoded(split, opts, pushdown, findings, aborted))
     for batch in decoded:
-        batch = _with_source_columns(batch, schema, log_dir, opts, split.topic)
+        batch = _with_source_columns(batch, schema, log_dir, opts, split)
         table = pushdown.apply(pa.Table.from_batches([batch]))
         yield from table.to_batches()
     check_failfast(opts, findings)
     if findings:
         problems = problem_rows(findings, split.topic, split.partition, split.base_offset, schema, log_dir)
+        if opts.remote_tier:  # a remote segment's problems are the remote tier's
+            problems = problems.set_column(schema.get_field_index("tier"), "tier",
+                                           pa.repeat(split.tier, problems.num_rows))
         table = pushdown.apply(pa.Table.from_batches([problems]))
         yield from table.to_batches()
 
@@ -71,7 +75,8 @@ def _segment_batches(split, opts: SourceOptions, findings: list[Finding], **kwar
     view = "batches" if opts.view == "batches" else "records"
     for batch in iter_segment(split.path, view, findings, start=split.start, end=split.end, topic=split.topic,
                               partition=split.partition, chunk_bytes=opts.chunk_bytes,
-                              max_decompressed=opts.max_decompressed_bytes, file_size=split.file_size, **kwargs):
+                              max_decompressed=opts.max_decompressed_bytes, file_size=split.file_size,
+                              base_offset=split.base_offset, **kwargs):
         check_failfast(opts, findings)
         yield batch
 

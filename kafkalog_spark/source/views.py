@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import numpy as np
 import pyarrow as pa
-from pyspark.sql.types import StructType
+from pyspark.sql.types import StringType, StructField, StructType
 
 from .. import schemas
 from ..findings import Finding
@@ -28,12 +28,16 @@ SCHEMAS = {
 }
 
 
-def view_schema(view: str, decode_internal: bool = False) -> StructType:
+TIER = StructField("tier", StringType())  # "local", or "remote": a segment read from the remote store
+
+
+def view_schema(view: str, decode_internal: bool = False, remote_tier: bool = False) -> StructType:
     """A view's columns (without logDir and problem); the records view grows the decoded form of the internal
-    topics' records with ``decode_internal``."""
+    topics' records with ``decode_internal``, a view read with a remote store the ``tier`` column."""
+    fields = list(SCHEMAS[view].fields)
     if view == "records" and decode_internal:
-        return StructType([*SCHEMAS[view].fields, *schemas.DECODED_INTERNAL])
-    return SCHEMAS[view]
+        fields += schemas.DECODED_INTERNAL
+    return StructType(fields + [TIER] if remote_tier else fields)
 
 
 def _segment_rows(log, findings: list[Finding], filesystem=None, checkpoints=None) -> list[dict]:
@@ -49,7 +53,7 @@ def _segment_rows(log, findings: list[Finding], filesystem=None, checkpoints=Non
             if parsed is not None:
                 findings.extend(parsed.findings)
         rows.append({
-            "baseOffset": seg.base_offset, "status": "live", "isActive": seg.is_active,
+            "baseOffset": seg.base_offset, "status": "live", "isActive": seg.is_active, "tier": seg.tier,
             "nextBaseOffset": segs[i + 1].base_offset if i + 1 < len(segs) else None,
             "logFile": seg.log, "logSize": seg.sizes.get(".log"), "indexSize": seg.sizes.get(".index"),
             "timeIndexSize": seg.sizes.get(".timeindex"), "txnIndexSize": seg.sizes.get(".txnindex"),
@@ -65,10 +69,10 @@ def _segment_rows(log, findings: list[Finding], filesystem=None, checkpoints=Non
         })
     for t in log.temp_files:
         if t.suffix == ".log":
-            rows.append({"baseOffset": t.base_offset, "status": t.temp.lstrip("."), "isActive": False,
+            rows.append({"baseOffset": t.base_offset, "status": t.temp.lstrip("."), "isActive": False, "tier": "local",
                          "logFile": t.path, "logSize": t.size})
     for k in log.kraft_snapshots:
-        rows.append({"status": k.state, "isActive": False, "logFile": k.path, "logSize": k.size,
+        rows.append({"status": k.state, "isActive": False, "tier": "local", "logFile": k.path, "logSize": k.size,
                      "logModified": None if k.mtime_ms is None else k.mtime_ms * 1000,
                      "snapshotEndOffset": k.end_offset, "snapshotEpoch": k.epoch})
     return rows
@@ -89,28 +93,28 @@ def _index_rows(log, findings: list[Finding], segment_files: frozenset[str] | No
             index = OffsetIndex.read(seg.index)
             findings.extend(index.findings)
             if entries:
-                parts.append(_entry_columns(seg.base_offset, seg.index, "offset", index.offsets,
-                                            position=index.positions))
+                parts.append(_entry_columns(seg, seg.index, "offset", index.offsets, position=index.positions))
         if seg.time_index:
             index = TimeIndex.read(seg.time_index)
             findings.extend(index.findings)
             if entries:
-                parts.append(_entry_columns(seg.base_offset, seg.time_index, "time", index.offsets,
-                                            timestamp=index.timestamps))
-    names = ("segmentBaseOffset", "file", "indexType", "slot", "offset", "position", "timestamp")
+                parts.append(_entry_columns(seg, seg.time_index, "time", index.offsets, timestamp=index.timestamps))
+    names = ("segmentBaseOffset", "file", "indexType", "slot", "offset", "position", "timestamp", "tier")
     return {name: pa.concat_arrays([part[name] for part in parts]) for name in names} if parts else {}
 
 
-def _entry_columns(base_offset: int, file: str, index_type: str, offsets: np.ndarray, *,
+def _entry_columns(seg, file: str, index_type: str, offsets: np.ndarray, *,
                    position: np.ndarray | None = None, timestamp: np.ndarray | None = None) -> dict[str, pa.Array]:
-    """One index file's entries (``offsets`` and its positions or timestamps) as the index view's columns."""
+    """One index file's entries (``offsets`` and its positions or timestamps) of the segment ``seg`` as the index
+    view's columns."""
     n = len(offsets)
 
     def longs(values: np.ndarray | None) -> pa.Array:
         return pa.nulls(n, pa.int64()) if values is None else pa.array(values, pa.int64())
 
-    return {"segmentBaseOffset": pa.repeat(base_offset, n), "file": pa.repeat(file, n),
-            "indexType": pa.repeat(index_type, n), "slot": pa.array(np.arange(n, dtype=np.int32)),
+    return {"segmentBaseOffset": pa.repeat(seg.base_offset, n), "file": pa.repeat(file, n),
+            "tier": pa.repeat(seg.tier, n), "indexType": pa.repeat(index_type, n),
+            "slot": pa.array(np.arange(n, dtype=np.int32)),
             "offset": longs(offsets), "position": longs(position), "timestamp": longs(timestamp)}
 
 
