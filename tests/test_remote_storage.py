@@ -113,3 +113,40 @@ def test_kafkalog_validate_and_stats_take_the_remote_store(spark, capsys) -> Non
     assert main(["validate", broker, "--remote-storage", store, "-q", "--no-internal"]) == 0
     assert main(["validate", broker, "--remote-storage", str(middle / "nowhere"), "-q"]) == 2
     assert "--remote-storage" in capsys.readouterr().err
+
+
+def test_the_nightly_job_covers_the_remote_tier(spark, tmp_path) -> None:
+    """[input] remote_storage: segment_stats and index_findings hold the remote segments; the retention plan and
+    the accounting (tiered_storage, the report's section) stay the local log's, the remote tier planned and counted
+    from __remote_log_metadata: the broker's own view at the copy."""
+    from kafkalog_spark import nightly
+    from kafkalog_spark.delta import TableLocation, read_table
+    from kafkalog_spark.kafka_versions import parse_kafka_version
+
+    middle, oracle = _corpus("4.4.0")
+    local = [int(n.removesuffix(".log")) for n in oracle["middle"]["local_segments"]]
+    report = tmp_path / "report.html"
+    config = nightly.NightlyConfig(log_dirs=(str(middle / "broker"),), location=TableLocation(warehouse=str(tmp_path)),
+                                   snapshot_id="one", kafka_version=parse_kafka_version("4.4.0"),
+                                   remote_storage=str(middle / "remote-store"), report=str(report))
+    nightly.run(spark, config)
+
+    def rows(table: str):
+        return read_table(spark, config.location, table, "one").where(f"topic = '{TOPIC}'").collect()
+
+    stats = sorted((r.tier, r.baseOffset, r.records) for r in rows("segment_stats"))
+    assert [s for s in stats if s[0] == "remote"] == [("remote", b, 11) for b in range(0, local[0], 11)]
+    assert sum(s[2] for s in stats) == oracle["records"]
+    plan = sorted((r.tier, r.baseOffset) for r in rows("retention_plan"))
+    assert [p[1] for p in plan if p[0] == "local"] == local
+    assert len([p for p in plan if p[0] == "remote"]) == len(oracle["middle"]["remote_segments"])
+    assert {f.baseOffset for f in rows("index_findings")} == {local[-1]}  # the live copy's active segment's notes
+    (tiered,) = rows("tiered_storage")
+    assert (tiered.logStartOffset, tiered.remoteSegments, tiered.localLogStartOffset) == (
+        oracle["middle"]["log_start"], len(oracle["middle"]["remote_segments"]), local[0])
+    assert tiered.highestCopiedOffset + 1 == local[-1]  # every closed segment copied, the active one not
+    # the report's section: the topic's remote bytes (its remote segments' sizes) next to its local ones
+    page = report.read_text()
+    section = page[page.index('<section id="tiered">'):]
+    section = section[:section.index("</section>")]
+    assert f'data-value="{tiered.remoteBytes}"' in section and f">{TOPIC}<" in section

@@ -108,28 +108,6 @@ def test_offsets_in_neither_tier_and_an_earlier_topics_segments(spark) -> None:
     assert (r["remoteSegments"], r["highestCopiedOffset"], r["copyLagSegments"], r["topicId"]) == (0, None, 1, "T1")
 
 
-def test_the_nightly_job_writes_the_accounting(spark, tmp_path) -> None:
-    from kafkalog_spark import nightly
-    from kafkalog_spark.delta import TableLocation, read_table
-    from kafkalog_spark.kafka_versions import parse_kafka_version
-
-    broker = INTERNAL / "3.9.2" / "tiered"
-    oracle = json.loads((broker / "oracle.json").read_text())
-    report = tmp_path / "report.html"
-    config = nightly.NightlyConfig(log_dirs=(str(broker / "broker"),), location=TableLocation(warehouse=str(tmp_path)),
-                                   snapshot_id="s", kafka_version=parse_kafka_version("3.9.2"), report=str(report))
-    nightly.run(spark, config)
-    rows = read_table(spark, config.location, "tiered_storage", "s").collect()
-    assert [(r.topic, r.logStartOffset, r.remoteSegments, r.highestCopiedOffset + 1) for r in rows] == [
-        ("tiered", oracle["topics"]["tiered"]["log_start"], len(oracle["remote_segments_at_stop"]["tiered"]),
-         oracle["topics"]["tiered"]["log_end"])]
-    # the report's section: the topic's remote bytes (its remote segments' sizes) next to its local ones
-    page = report.read_text()
-    section = page[page.index('<section id="tiered">'):]
-    section = section[:section.index("</section>")]
-    assert f'data-value="{rows[0].remoteBytes}"' in section and ">tiered<" in section
-
-
 def test_stuck_copies_and_deletes_gaps_and_waiting_segments_are_findings(spark) -> None:
     from kafkalog_spark.analysis.retention import PLAN_SCHEMA
     from kafkalog_spark.analysis.tiered_storage import STUCK_TASK_INTERVALS, tiered_findings
