@@ -105,6 +105,22 @@ def test_read_log_and_globs_over_the_store(store) -> None:
         assert table.num_rows == (100 if view == "records" else 100)  # README: one record per batch
 
 
+def test_a_tiered_partitions_remote_store_in_the_store(store, tmp_path: Path) -> None:
+    """The log dir and a LocalTieredStorage remote store both in the bucket (remoteStorage an s3:// prefix): the
+    views read the remote tier as they do from the local copies."""
+    s3, _ = store
+    local = tmp_path / "middle"
+    shutil.copytree(ROOT / "data" / "samples-internal" / "4.4.0" / "tiered-restart" / "middle", local)
+    s3.upload(local, BUCKET, "tiered")
+    for view in ("records", "segments", "index"):
+        rows = view_rows(f"s3://{BUCKET}/tiered/broker", view, remoteStorage=f"s3://{BUCKET}/tiered/remote-store",
+                         topics="restart")
+        same_rows(rows, view_rows(str(local / "broker"), view, remoteStorage=str(local / "remote-store"),
+                                  topics="restart"), f"s3://{BUCKET}/tiered", local)
+        assert {r["tier"] for r in rows if r["problem"] is None} == {"local", "remote"}
+    assert kinds(s3.requests()).keys() <= {"LIST", "HEAD", "GET"}
+
+
 def test_requests_are_what_a_store_charges_for(store) -> None:
     """One listing of the log dir (1,000 keys a request), no HEAD for a file whose size the listing gave, each
     `.log` in ranged GETs of 8 MiB (never one per batch), each index file fetched once, nothing written."""
