@@ -160,3 +160,27 @@ def test_the_accounting_is_the_brokers_view_while_it_deleted(spark) -> None:
         assert r.logStartOffset == middle["log_start"] and r.logEndOffsetAtLeast == active <= middle["log_end"]
         assert r.localLogStartOffset == int(middle["local_segments"][0].removesuffix(".log"))
         assert r.localSegments == len(middle["local_segments"]) and r.missingOffsets == 0
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_kafkalog_retention_plan_as_of_a_decision_deletes_what_the_broker_had(spark, tmp_path, capsys,
+                                                                              version: str) -> None:
+    """`kafkalog retention-plan --as-of` the broker's decision to delete a local segment, with nothing but its
+    server.properties' keys: the topic's configs from its metadata log, the remote tier from its metadata; the
+    segments it plans to delete are those the broker had decided to delete by then, in both tiers."""
+    from kafkalog_spark.cli import main
+
+    root = INTERNAL / version / "tiered-restart"
+    oracle = json.loads((root / "oracle.json").read_text())
+    properties = tmp_path / "server.properties"
+    properties.write_text("remote.log.storage.system.enable=true\n")
+    decided = _decisions(oracle)
+    closed = sorted(int(n.removesuffix(".log")) for n in oracle["closed_segments"])
+    at = decided[("local", closed[3])]  # the fourth local deletion: a remote one came before it
+    assert main(["retention-plan", str(root / "before" / "broker"), "--kafka-version", version[:3], "--broker-config",
+                 str(properties), "--as-of", str(at), "--topics", TOPIC, "--json", "-q"]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    planned = {(r["tier"], r["baseOffset"] if r["tier"] == "local" else r["remoteLogSegmentId"])
+               for r in rows if r["deletable"]}
+    assert planned == {key for key, when in decided.items() if when <= at}
+    assert any(key[0] == "remote" for key in planned)
