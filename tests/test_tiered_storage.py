@@ -252,6 +252,8 @@ def test_kafkalog_retention_plan_shows_the_remote_tier(spark, tmp_path, capsys) 
     out = capsys.readouterr().out
     assert out.splitlines()[1].split()[-1] == "tier"
     assert "    remote tier: 3 of 9 segment(s) deletable, 5676 of 16856 bytes; log start offset -> 55" in out
+    # the local line: the local log start offset (the empty active segment's base), not the log's
+    assert "tiered-0: 0 of 1 segment(s) deletable, 0 of 0 bytes; local log start offset 120 -> 120" in out
 
 
 def test_the_forecast_has_the_remote_tier(spark) -> None:

@@ -57,9 +57,12 @@ def _summary(rows: list[dict], what_if: bool, out) -> None:
         first = rs[0]
         gone = [r for r in rs if r["deletable"]]
         name = f"{log_dir}/{topic}-{partition}" if several_dirs else f"{topic}-{partition}"
+        # a tiered partition's local rules move its local log start offset (the remote tier's line, its log start)
+        start, label = ((min(r["baseOffset"] for r in rs), "local log start offset") if first["remoteStorage"]
+                        else (first["logStartOffset"], "log start offset"))
         line = (f"{name}: {len(gone)} of {len(rs)} segment(s) deletable, "
-                f"{sum(r['size'] for r in gone)} of {sum(r['size'] for r in rs)} bytes; log start offset "
-                f"{first['logStartOffset']} -> {first['newLogStartOffset']}")
+                f"{sum(r['size'] for r in gone)} of {sum(r['size'] for r in rs)} bytes; {label} "
+                f"{start} -> {first['newLogStartOffset']}")
         if first["rollsActiveSegment"]:
             line += " (the broker rolls a new active segment first)"
         if what_if:

@@ -24,7 +24,12 @@ from collections.abc import Callable
 
 from ..findings import Finding
 from ..log.log_dir import INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX, LogSegment, PartitionLog
-from ..log.remote_storage import RemoteLogSegmentFileset, RemoteTopicPartitionDirectory, list_remote_storage
+from ..log.remote_storage import (
+    RemoteLogSegmentFileset,
+    RemoteTopicPartitionDirectory,
+    list_remote_storage,
+    storage_root,
+)
 from ..state.remote_log_metadata import RemoteLogMetadataCache
 
 REMOTE_LOG_METADATA = "__remote_log_metadata"
@@ -32,24 +37,33 @@ COPY_SEGMENT_FINISHED = 1
 _SUFFIX = {"log": LOG_SUFFIX, "index": INDEX_SUFFIX, "timeindex": TIME_INDEX_SUFFIX, "txnindex": TXN_INDEX_SUFFIX}
 
 
-def remote_log_metadata(logs: list[PartitionLog], filesystem=None) -> dict[tuple[str, int], RemoteLogMetadataCache]:
-    """The remote log metadata of the ``__remote_log_metadata`` partitions among ``logs``, by (topic id,
+# The last replay, by the metadata partitions' files as listed (path, size, mtime): a job reads several views of the
+# same log dirs, each planned in a Python process Spark reuses, and the metadata topic is never compacted
+_replayed: dict[tuple, dict[tuple[str, str, int], RemoteLogMetadataCache]] = {}
+
+
+def remote_log_metadata(logs: list[PartitionLog], filesystem=None
+                        ) -> dict[tuple[str, str, int], RemoteLogMetadataCache]:
+    """The remote log metadata of the ``__remote_log_metadata`` partitions among ``logs``, by (topic id, topic,
     partition): of several replicas of a metadata partition, the one that has read furthest."""
     from ..state.internal_records import read_internal
     from ..state.remote_log_metadata import replay
 
+    replicas = [log for log in logs if log.topic == REMOTE_LOG_METADATA and log.topic_partition.kind == "live"]
+    key = tuple((s.log, s.log_size, s.log_mtime_ms) for log in replicas for s in log.segments)
+    if key in _replayed:
+        return _replayed[key]
     furthest: dict[int, tuple[int, list]] = {}
-    for log in logs:
-        if log.topic != REMOTE_LOG_METADATA or log.topic_partition.kind != "live":
-            continue
+    for log in replicas:
         records = read_internal(log, [], filesystem=filesystem)  # its own findings are its state view's to report
         reach = records[-1].offset if records else -1
         if log.partition not in furthest or reach > furthest[log.partition][0]:
             furthest[log.partition] = (reach, records)
-    out: dict[tuple[str, int], RemoteLogMetadataCache] = {}
+    out: dict[tuple[str, str, int], RemoteLogMetadataCache] = {}
     for _, records in furthest.values():
-        caches, _ = replay(records)
-        out |= {(topic_id, partition): cache for (topic_id, _, partition), cache in caches.items()}
+        out |= replay(records)[0]
+    _replayed.clear()
+    _replayed[key] = out
     return out
 
 
@@ -125,12 +139,16 @@ def add_remote_tier(logs: list[PartitionLog], all_logs: list[PartitionLog], stor
     them)."""
     findings: list[Finding] = []
     directories = list_remote_storage(store, filesystem, findings)
-    root = next(iter(directories.values())).path.rsplit("/", 1)[0] if directories else store.rstrip("/")
-    metadata = remote_log_metadata(all_logs, filesystem)
+    root = storage_root(store, filesystem)
+    replayed = remote_log_metadata(all_logs, filesystem)
+    metadata = {(topic_id, partition): cache for (topic_id, _, partition), cache in replayed.items()}
     with_metadata = any(log.topic == REMOTE_LOG_METADATA for log in all_logs)
+    # only a tiered topic's partitions have their partition.metadata read (a broker holds thousands of others)
+    tiered = {d.topic for d in directories.values()} | {topic for _, topic, _ in replayed}
     claimed = set()
     for log in logs:
-        topic_id = _topic_id(log, filesystem) if log.topic_partition.kind == "live" else None
+        tiered_here = log.topic_partition.kind == "live" and log.topic in tiered
+        topic_id = _topic_id(log, filesystem) if tiered_here else None
         key = (topic_id, log.partition)
         if topic_id is None or (key not in directories and key not in metadata):
             continue
