@@ -51,12 +51,12 @@ def test_a_tiered_partitions_whole_log_is_one_table(spark, version: str) -> None
         int(n.removesuffix(".log")) for n in oracle["middle"]["local_segments"]]
 
 
-@pytest.mark.parametrize("version", VERSIONS)
-def test_stats_and_validation_cover_the_remote_tier(spark, version: str) -> None:
+def test_stats_and_validation_cover_the_remote_tier(spark) -> None:
+    """3.9.2's corpus (the nightly job's test below covers 4.4.0's the same way)."""
     from kafkalog_spark.analysis.index_validation import validate
     from kafkalog_spark.analysis.segment_stats import segment_stats
 
-    middle, oracle = _corpus(version)
+    middle, oracle = _corpus("3.9.2")
     views = _read(spark, middle, ["segments", "batches", "record_stats", "index"])
     stats = segment_stats(views["segments"], views["batches"], views["record_stats"]).orderBy("baseOffset").collect()
     assert [(s.tier, s.records) for s in stats if s.tier == "remote"] == [("remote", 11)] * 3

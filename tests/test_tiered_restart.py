@@ -137,10 +137,11 @@ def test_the_active_segment_rolls_once_past_local_retention(restart) -> None:
 
 def test_the_accounting_is_the_brokers_view_while_it_deleted(spark) -> None:
     """The live copy taken between two deletions (`middle/`): the local and remote segments, and the log start
-    offset, are those the broker's directories and list_offsets showed."""
+    offset, are those the broker's directories and list_offsets showed. 3.9.2's copy (4.4.0's: the nightly job's
+    test in tests/test_remote_storage.py)."""
     from kafkalog_spark.analysis.tiered_storage import tiered_storage
 
-    for version in VERSIONS:
+    for version in VERSIONS[:1]:
         root = INTERNAL / version / "tiered-restart"
         oracle = json.loads((root / "oracle.json").read_text())
         middle = oracle["middle"]
@@ -162,14 +163,14 @@ def test_the_accounting_is_the_brokers_view_while_it_deleted(spark) -> None:
         assert r.localSegments == len(middle["local_segments"]) and r.missingOffsets == 0
 
 
-@pytest.mark.parametrize("version", VERSIONS)
-def test_kafkalog_retention_plan_as_of_a_decision_deletes_what_the_broker_had(spark, tmp_path, capsys,
-                                                                              version: str) -> None:
+def test_kafkalog_retention_plan_as_of_a_decision_deletes_what_the_broker_had(spark, tmp_path, capsys) -> None:
     """`kafkalog retention-plan --as-of` the broker's decision to delete a local segment, with nothing but its
     server.properties' keys: the topic's configs from its metadata log, the remote tier from its metadata; the
-    segments it plans to delete are those the broker had decided to delete by then, in both tiers."""
+    segments it plans to delete are those the broker had decided to delete by then, in both tiers. The 4.4.0 broker
+    (the plans of both versions are checked against their brokers above)."""
     from kafkalog_spark.cli import main
 
+    version = VERSIONS[-1]
     root = INTERNAL / version / "tiered-restart"
     oracle = json.loads((root / "oracle.json").read_text())
     properties = tmp_path / "server.properties"
