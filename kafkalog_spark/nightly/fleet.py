@@ -32,7 +32,7 @@ from pyspark.sql import functions as F
 
 from ..config import TopicConfigs
 from ..delta import TableLocation, committed, read_table, run_rows
-from .incremental import DECODED, KEYS, SEGMENTS
+from .incremental import DECODED, KEYS, SEGMENTS, union_rows
 from .pipeline import CLUSTER_TABLES, compared_replicas, no_cluster_tables, state_tables, union_per_cluster
 
 # view (or input) -> the table a broker's run stores it in
@@ -201,7 +201,7 @@ def _per_broker(spark: SparkSession, fleet: Sequence[Member],
         found = rows(mine[0]).join(F.broadcast(names), "logDir")
         per_broker.append(found.select(*[F.col("fleetLogDir").alias("logDir") if c == "logDir" else F.col(c)
                                          for c in found.columns if c != "fleetLogDir"]))
-    return reduce(lambda a, b: a.unionByName(b), per_broker)
+    return reduce(union_rows, per_broker)
 
 
 def member_rows(spark: SparkSession, table: str, fleet: Sequence[Member]) -> DataFrame:

@@ -57,6 +57,12 @@ SEGMENTS_SCHEMA = ("logDir string, topic string, partition int, segmentBaseOffse
                    "decodedIn string")
 
 
+def union_rows(a: DataFrame, b: DataFrame) -> DataFrame:
+    """``a``'s rows and ``b``'s by column name. Rows of runs with and without a remote store differ by the ``tier``
+    column (a run's views, its segment_stats): the one that lacks it gets it as null."""
+    return a.unionByName(b, allowMissingColumns=set(a.columns) != set(b.columns))
+
+
 def decode_key(max_split_bytes: int) -> str:
     """How this package decodes: its version and the split size (a cached row is read back only if they agree)."""
     from .. import __version__
@@ -215,14 +221,14 @@ class Reuse:
         """The entry findings of every segment: ``fresh``, those of the segments whose index entries this run read
         (those it decodes, and those without a `.log`), and those read back."""
         back = _reused_rows(self.spark, self.where, self._planned(), ENTRY_FINDINGS, "baseOffset")
-        return fresh if back is None else fresh.unionByName(back)
+        return fresh if back is None else union_rows(fresh, back)
 
     def with_reused(self, decoded: Mapping[str, DataFrame], compacted: Sequence[str]) -> dict[str, DataFrame]:
         """The views: the rows decoded in this run and those read back."""
         out = {}
         for view, rows in decoded.items():
             back = read_back(self.spark, self.where, self._planned(), view, compacted)
-            out[view] = rows if back is None else rows.unionByName(back)
+            out[view] = rows if back is None else union_rows(rows, back)
         return out
 
     @property
