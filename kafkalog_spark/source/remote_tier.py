@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..findings import Finding
+from ..format.internal_topics import REMOTE_LOG_METADATA
 from ..log.log_dir import INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX, LogSegment, PartitionLog
 from ..log.remote_storage import (
     RemoteLogSegmentFileset,
@@ -30,10 +31,8 @@ from ..log.remote_storage import (
     list_remote_storage,
     storage_root,
 )
-from ..state.remote_log_metadata import RemoteLogMetadataCache
+from ..state.remote_log_metadata import COPY_SEGMENT_FINISHED, RemoteLogMetadataCache
 
-REMOTE_LOG_METADATA = "__remote_log_metadata"
-COPY_SEGMENT_FINISHED = 1
 _SUFFIX = {"log": LOG_SUFFIX, "index": INDEX_SUFFIX, "timeindex": TIME_INDEX_SUFFIX, "txnindex": TXN_INDEX_SUFFIX}
 
 

@@ -28,6 +28,7 @@ from ..format.message_json import kafka_uuid
 from .internal_records import InternalRecord
 
 _VALID = {0: {1, 2}, 1: {2}, 2: {3}, 3: set()}  # RemoteLogSegmentState.isValidTransition
+COPY_SEGMENT_FINISHED = 1  # the state a broker serves fetches from
 
 
 @dataclass
@@ -120,7 +121,7 @@ def remote_segment_rows(records: list[InternalRecord]) -> list[dict[str, Any]]:
                          "remoteLogSegmentId": s.segment_id,
                          "startOffset": s.start_offset, "endOffset": s.end_offset, "segmentSizeInBytes": s.size,
                          "maxTimestamp": s.max_timestamp_ms, "state": SEGMENT_STATES[s.state],
-                         "isCopied": s.state == 1, "brokerId": s.broker_id,
+                         "isCopied": s.state == COPY_SEGMENT_FINISHED, "brokerId": s.broker_id,
                          "segmentLeaderEpochs": [{"leaderEpoch": e, "offset": o}
                                                  for e, o in sorted(s.leader_epochs.items())],
                          "copyStartedTime": s.copy_started_ms, "stateTime": s.event_timestamp_ms,
