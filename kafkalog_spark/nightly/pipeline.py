@@ -352,5 +352,6 @@ def analysed(spark: SparkSession, log_dirs: Sequence[str], started: dt.datetime,
                | {name: views[name] for name in CACHE_TABLES if name in views}
                | (more(views, read_more[0] if read_more else None) if more else {}))
     finally:
-        for df in cached:
+        # the later ones first: uncaching a DataFrame makes Spark plan again every cached one built on it
+        for df in reversed(cached):
             df.unpersist()
