@@ -112,6 +112,10 @@ def test_a_rerun_killed_between_two_tables_leaves_the_snapshot_whole_and_a_rerun
     assert len(times) == 1 and times != first_times  # the re-run's rows only
 
 
+# The incremental run's own checks (make test-incremental): CI's long suite compares an incremental run with a full
+# run of a broker's changed dirs (tests/test_nightly_incremental.py), and these two runs of four nightly jobs took
+# four minutes of make test
+@pytest.mark.incremental
 def test_a_second_run_reads_back_every_unchanged_segment_and_equals_the_first(spark, first_run) -> None:
     """The corpus did not change since the first run: the next snapshot decodes nothing, reads every segment's rows
     back from the first (tests/test_nightly_incremental.py: corpora that change), and its tables equal the first's."""
@@ -134,6 +138,7 @@ def test_a_second_run_reads_back_every_unchanged_segment_and_equals_the_first(sp
         assert _rows(table(spark, second, name, "s2").drop("snapshotId")) == first, name
 
 
+@pytest.mark.incremental
 def test_a_warehouse_without_kept_entry_findings_is_decoded_in_full_once(spark, samples: Path,
                                                                            tmp_path: Path) -> None:
     """A warehouse an earlier version wrote has no decoded_index_findings: the next run decodes every segment (and
