@@ -113,7 +113,7 @@ def test_a_rerun_killed_between_two_tables_leaves_the_snapshot_whole_and_a_rerun
 
 
 # The incremental run's own checks (make test-incremental): CI's long suite compares an incremental run with a full
-# run of a broker's changed dirs (tests/test_nightly_incremental.py), and these two runs of four nightly jobs took
+# run of a broker's changed dirs (tests/test_nightly_incremental.py), and these two tests, four nightly runs, took
 # four minutes of make test
 @pytest.mark.incremental
 def test_a_second_run_reads_back_every_unchanged_segment_and_equals_the_first(spark, first_run) -> None:
