@@ -39,8 +39,8 @@ test: $(STAMP)
 	$(PY) -m ruff check kafkalog_spark jobs tests
 	$(PY) -m pytest
 
-# Every long suite (test-field, test-packaging, test-engines, test-internal, test-cluster, test-long, the kill matrix at
-# each kind of commit), in one pytest process: each suite's other engines, servers, clusters and venvs are processes
+# Every long suite (test-field, test-packaging, test-engines, test-internal, test-cluster, test-long, the kill matrix
+# after the manifest's commit), in one pytest process: each suite's other engines, servers, clusters and venvs are processes
 # of their own, and their tests compare them with a classic session of the test process, which starts and warms up
 # once (a fresh process's first nightly run takes twice a warm one's). Each suite's time is printed at the end
 # (tests/conftest.py). `.ci/run` runs `make test` and then this. Left to their own targets: make many-dirs (12
@@ -55,7 +55,7 @@ INTEGRATION_TESTS       := tests/test_connect.py tests/test_databricks_notebook.
                            tests/test_report.py tests/test_snapshots.py tests/test_object_store_spark.py \
                            tests/test_object_store_commands.py \
                            tests/test_replica_comparison.py tests/test_nightly_incremental.py
-INTEGRATION_KILL_MATRIX ?= kinds
+INTEGRATION_KILL_MATRIX ?= manifest
 test-integration: $(STAMP) browser
 	KAFKALOG_KILL_MATRIX=$(INTEGRATION_KILL_MATRIX) $(PY) -m pytest -m "$(INTEGRATION_MARKERS)" $(INTEGRATION_TESTS)
 
@@ -185,8 +185,8 @@ fuzz: $(STAMP)
 # The nightly job SIGKILLed after each of its Delta commits (every table, the manifest, every clean-up), then re-run:
 # readers must see each snapshot whole or not at all. KILL_MATRIX=all kills after every one of the 28 commits (each
 # kill a fresh job and a re-run: 28 min 42 s when the job made 17 commits); KILL_MATRIX=kinds after the manifest's
-# commit and the last clean-up's, as CI runs it (CI kills after a table's commit with the tables in S3: the stores
-# suite).
+# commit and the last clean-up's; KILL_MATRIX=manifest after the manifest's alone, as CI runs it (CI also kills after
+# a table's commit, with the tables in S3: the stores suite).
 KILL_MATRIX ?= all
 kill-matrix: $(STAMP)
 	KAFKALOG_KILL_MATRIX=$(KILL_MATRIX) $(PY) -m pytest -q -m kill tests/test_nightly.py tests/test_snapshots.py

@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
 from tests.helpers.corpus import SAMPLES
+
+# Every Spark JVM the tests start (this process's session, the child processes', the servers') reads
+# tests/spark-conf/spark-defaults.conf, which says why; a SPARK_CONF_DIR given from outside is kept.
+SPARK_CONF_DIR = Path(__file__).parent / "spark-conf"
+os.environ.setdefault("SPARK_CONF_DIR", str(SPARK_CONF_DIR))
 
 
 @pytest.fixture(scope="session")

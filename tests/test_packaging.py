@@ -128,8 +128,9 @@ def test_the_demo_runs_from_a_fresh_install(wheel: Path, tmp_path: Path) -> None
                    timeout=900)
     work = tmp_path / "empty"
     work.mkdir()
+    # as a user's shell has it: none of the suite's settings (its Spark defaults: tests/spark-conf)
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYSPARK_PYTHON",
-                                                             "PYSPARK_DRIVER_PYTHON")}
+                                                             "PYSPARK_DRIVER_PYTHON", "SPARK_CONF_DIR")}
     version = subprocess.run([str(bin_dir / "kafkalog"), "--version"], cwd=work, env=env, capture_output=True,
                              text=True, check=True)
     assert version.stdout == f"kafkalog {tomllib.loads((ROOT / 'pyproject.toml').read_text())['project']['version']}\n"
