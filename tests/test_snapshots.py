@@ -4,8 +4,8 @@ The nightly job runs in a subprocess that SIGKILLs its whole process group (the 
 workers) right after one of its Delta commits; readers must then see the snapshot whole or not at all, earlier
 snapshots untouched, and a re-run of the same snapshot id must complete it, leaving one run's rows. ``make
 kill-matrix`` (KAFKALOG_KILL_MATRIX=all) kills at every boundary here, and a re-run of a committed snapshot between
-two tables (tests/test_nightly.py); =kinds at one commit of each kind; =manifest (CI) after the manifest's commit
-(CI also kills after a table's commit, with the tables in S3: tests/test_object_store_spark.py)."""
+two tables (tests/test_nightly.py); =kinds at one commit of each kind; =manifest after the manifest's commit. CI
+kills one run, after a table's commit, with the tables in S3 (tests/test_object_store_spark.py)."""
 
 from __future__ import annotations
 
@@ -42,9 +42,9 @@ WRITTEN = (*nightly.TABLES, *nightly.CACHE_TABLES)
 COMMITS = (RUNS, *WRITTEN, MANIFEST, *(f"clean-up {t}" for t in WRITTEN))
 # make kill-matrix: KAFKALOG_KILL_MATRIX=all kills after every commit (38 kills, each a fresh job and a re-run);
 # =kinds after one commit of each kind: the manifest's (committed, nothing cleaned up) and the last clean-up's (the
-# job's last commit); =manifest after the manifest's alone, as CI runs it. The third kind, a table's (one table
-# written, no manifest: readers see none of it), CI kills with the tables in S3 (tests/test_object_store_spark.py);
-# =all kills there locally too.
+# job's last commit); =manifest after the manifest's alone. The third kind, a table's (one table written, no
+# manifest: readers see none of it), CI kills with the tables in S3 (tests/test_object_store_spark.py); =all kills
+# there locally too.
 MATRIX = os.environ.get("KAFKALOG_KILL_MATRIX", "")
 KINDS_OF_COMMIT = (MANIFEST, f"clean-up {WRITTEN[-1]}")
 KILLS = {"all": COMMITS, "kinds": KINDS_OF_COMMIT, "manifest": (MANIFEST,)}.get(MATRIX, ())
