@@ -49,7 +49,7 @@ test: $(STAMP)
 #   make test-engines   the local engine against Spark on every corpus (make test compares one small dir);
 #   make kill-matrix    the job killed after its commits (CI kills one run over S3, after a table's commit);
 #   make test-stores    every command and the nightly job over GCS's and Azure's emulators and every command over S3
-#                       (CI runs the nightly job over S3, make test every view and stats over all three stores);
+#                       (CI runs the nightly job over S3, make test reads every view over all three stores);
 #   make many-dirs, make test-incremental (CI's long suite runs 3.9.2's stage 0 to 3), make test-fleet.
 INTEGRATION_MARKERS     ?= field or packaging or clusters_nightly or cluster or long or stores
 INTEGRATION_TESTS       := tests/test_connect.py tests/test_databricks_notebook.py tests/test_packaging.py \
