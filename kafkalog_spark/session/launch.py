@@ -3,7 +3,8 @@
 A session with Delta starts spark-submit with ``spark.jars.packages``; resolving them through Ivy prints about 20
 lines to stderr on every start (the resolution report), and 200 or more on the first (every module found and
 downloaded). None of it is an answer to the user, so a quiet session holds the JVM's stderr back until its gateway
-is up: then the held lines are dropped and everything after passes through as before. If the JVM exits before its
+is up: then the held lines are dropped and everything after passes through as before, but for the lines of
+:data:`NOISE`, which say nothing to a user on every run. If the JVM exits before its
 gateway is up (a package that cannot be resolved, a bad setting), the held lines are written out, since they say
 why. This is pyspark's own launch (:func:`pyspark.java_gateway.launch_gateway`, which takes the ``Popen`` arguments)
 with the JVM's stderr through a pipe of ours; a session started by spark-submit or one already running is not
@@ -17,10 +18,16 @@ import threading
 
 from pyspark import SparkConf, SparkContext
 
+# What libraries inside Spark print straight to the JVM's stderr (no logger to quieten), the same line on every run:
+# DataSketches' memory library, on its first use in a JVM (segment_stats' HLL estimates), on any Java after 11.
+NOISE = frozenset({
+    b"Warning: Java versions > Java 11 can only operate in restricted mode where no off-heap operations are allowed!\n",
+})
+
 
 class _HeldStderr:
     """The reading end of the JVM's stderr: lines held while ``holding``, written to this process's stderr (its file
-    descriptor, as the JVM's own writes went) once released."""
+    descriptor, as the JVM's own writes went) once released, but for :data:`NOISE`."""
 
     def __init__(self, read_fd: int) -> None:
         self._lock = threading.Lock()
@@ -36,7 +43,8 @@ class _HeldStderr:
                     if self._holding:
                         self._held.append(line)
                         continue
-                _write(line)
+                if line not in NOISE:
+                    _write(line)
 
     def drain(self, timeout_s: float) -> None:
         """Wait for the pipe's end (the JVM has exited): every line it wrote is read."""
