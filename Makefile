@@ -118,14 +118,17 @@ compat:
 # The decoder against its peers and the codec libraries alone, the Spark scan, and the jobs on generated fleets
 # (FLEET_SETS of 1m, 100m, 1g, 4g, where 1m is the jobs' fixed cost; the sets are generated once into bench-data/
 # with Kafka's LogSegment), the nightly job's fixed cost against its anchor (a session making the same Delta commits),
-# and the incremental nightly run with a seventh of the bytes new (INCREMENTAL_SETS).
+# the nightly job on broker-shaped log dirs (BROKER_SETS: 1g, 8g; a broker's mix of partition sizes, 1 GiB segments,
+# the files a broker writes), and the incremental nightly run with a seventh of the bytes new (INCREMENTAL_SETS).
 FLEET_SETS ?= 1m 100m 1g
+BROKER_SETS ?= 1g 8g
 INCREMENTAL_SETS ?= 1g 4g
 bench: $(STAMP)
 	$(PY) -m tests.bench.run
 	$(PY) -m tests.bench.spark_scan
 	$(PY) -m tests.bench.fleet --sets $(FLEET_SETS)
 	$(PY) -m tests.bench.fixed_cost
+	$(PY) -m tests.bench.broker_shaped --sets $(BROKER_SETS)
 	$(PY) -m tests.bench.object_store
 	$(PY) -m tests.bench.replicas
 	$(PY) -m tests.bench.incremental --sets $(INCREMENTAL_SETS)

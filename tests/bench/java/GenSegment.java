@@ -19,6 +19,14 @@
  * snapshot the broker's ProducerStateManager takes at every roll and at a clean shutdown (<offset>.snapshot), the
  * partition.metadata and leader-epoch-checkpoint files of a KRaft broker's partition (epoch 0 from offset 0).
  * Prints one line per partition: "<partition dir> records=<n> batches=<n> bytes=<n>".
+ *
+ *   java -cp '<kafka libs>/*' GenSegment.java checkpoints <log dir> <cluster id> <node id>
+ *
+ * The files a KRaft broker's clean shutdown leaves at the root of a log dir of such partitions, written with
+ * Kafka's own writers: recovery-point-offset-checkpoint, replication-offset-checkpoint (the high watermarks) and
+ * log-start-offset-checkpoint (server-common's CheckpointFile, version 0, "topic partition offset" entries, as
+ * LogManager and ReplicaManager write them) and meta.properties (MetaProperties, version 1). A partition's log
+ * end is its newest producer snapshot's offset (the clean shutdown's), its log start its first segment's base.
  */
 
 import java.nio.ByteBuffer;
@@ -29,6 +37,8 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.io.File;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
@@ -46,6 +56,10 @@ import org.apache.kafka.common.record.RecordBatch;
 import org.apache.kafka.common.record.TimestampType;
 import org.apache.kafka.common.utils.ProducerIdAndEpoch;
 import org.apache.kafka.common.utils.Time;
+import org.apache.kafka.metadata.properties.MetaProperties;
+import org.apache.kafka.metadata.properties.MetaPropertiesVersion;
+import org.apache.kafka.metadata.properties.PropertiesUtils;
+import org.apache.kafka.server.common.CheckpointFile;
 import org.apache.kafka.storage.internals.log.AppendOrigin;
 import org.apache.kafka.storage.internals.log.LogConfig;
 import org.apache.kafka.storage.internals.log.LogSegment;
@@ -114,6 +128,10 @@ public class GenSegment {
     public static void main(String[] args) throws Exception {
         if (args[0].equals("fleet")) {
             fleet(args);
+            return;
+        }
+        if (args[0].equals("checkpoints")) {
+            checkpoints(args);
             return;
         }
         Path out = Path.of(args[0]);
@@ -206,5 +224,52 @@ public class GenSegment {
             producers.takeSnapshot();  // UnifiedLog.close: a clean shutdown's snapshot at the log end
             System.out.println(dir + " records=" + offset + " batches=" + batches + " bytes=" + written);
         }
+    }
+
+    /** "topic partition offset", as kafka.server.checkpoints.OffsetCheckpointFile formats an entry. */
+    private static final CheckpointFile.EntryFormatter<Map.Entry<TopicPartition, Long>> OFFSETS =
+            new CheckpointFile.EntryFormatter<>() {
+                @Override
+                public String toString(Map.Entry<TopicPartition, Long> e) {
+                    return e.getKey().topic() + " " + e.getKey().partition() + " " + e.getValue();
+                }
+
+                @Override
+                public Optional<Map.Entry<TopicPartition, Long>> fromString(String line) {
+                    String[] f = line.split(" ");
+                    return Optional.of(Map.entry(new TopicPartition(f[0], Integer.parseInt(f[1])), Long.parseLong(f[2])));
+                }
+            };
+
+    private static long newestOffset(File dir, String suffix, boolean newest) {
+        long found = newest ? -1 : Long.MAX_VALUE;
+        for (String name : dir.list()) {
+            if (name.endsWith(suffix)) {
+                long offset = Long.parseLong(name.substring(0, name.length() - suffix.length()));
+                found = newest ? Math.max(found, offset) : Math.min(found, offset);
+            }
+        }
+        return found;
+    }
+
+    private static void checkpoints(String[] args) throws Exception {
+        File logDir = new File(args[1]);
+        List<Map.Entry<TopicPartition, Long>> ends = new ArrayList<>();
+        List<Map.Entry<TopicPartition, Long>> starts = new ArrayList<>();
+        for (File dir : logDir.listFiles(File::isDirectory)) {
+            String name = dir.getName();
+            int dash = name.lastIndexOf('-');
+            TopicPartition tp = new TopicPartition(name.substring(0, dash), Integer.parseInt(name.substring(dash + 1)));
+            ends.add(Map.entry(tp, newestOffset(dir, ".snapshot", true)));
+            starts.add(Map.entry(tp, newestOffset(dir, ".log", false)));
+        }
+        for (String file : new String[]{"recovery-point-offset-checkpoint", "replication-offset-checkpoint"}) {
+            new CheckpointFile<>(new File(logDir, file), 0, OFFSETS).write(ends);
+        }
+        new CheckpointFile<>(new File(logDir, "log-start-offset-checkpoint"), 0, OFFSETS).write(starts);
+        MetaProperties meta = new MetaProperties.Builder().setVersion(MetaPropertiesVersion.V1).setClusterId(args[2])
+                .setNodeId(Integer.parseInt(args[3])).setDirectoryId(Uuid.randomUuid()).build();
+        PropertiesUtils.writePropertiesFile(meta.toProperties(), new File(logDir, "meta.properties").getPath(), true);
+        System.out.println("partitions=" + ends.size());
     }
 }
