@@ -166,6 +166,9 @@ class _Snapshot:
         self.done = after_commit or (lambda _: None)
         self.run_id = new_run_id()
         self.written: list[str] = []
+        from ..session import parallelism
+
+        self.tasks = parallelism(spark)
 
     def name(self, table: str) -> str:
         return self.config.table_names.get(table, table)
@@ -179,7 +182,10 @@ class _Snapshot:
         """Append ``tables[name]`` for each of ``names``, :data:`PARALLEL_WRITES` at once."""
         def append(name: str) -> Callable[[], None]:
             def write() -> None:
-                append_rows(tables[name], self.config.location, self.name(name), self.id, self.started, self.run_id)
+                # written by one task a core at most: a Delta write task pays a statistics tracker's set-up (generated
+                # code for the table's columns) even when it has no row, and a table is a union of many small parts
+                rows = tables[name].coalesce(self.tasks) if self.tasks else tables[name]
+                append_rows(rows, self.config.location, self.name(name), self.id, self.started, self.run_id)
                 self.done(name)
             return write
         _in_parallel([append(name) for name in names])

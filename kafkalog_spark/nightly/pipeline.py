@@ -56,17 +56,27 @@ def read_cached_views(spark: SparkSession, log_dirs: Sequence[str], include_inte
     from ..analysis.index_validation import entry_findings
     from ..analysis.record_sizes import without_payloads
     from ..analysis.topic_config_table import topics_of
+    from ..session import parallelism
     from ..source import control_records
     from ..source import read_views as source_views
+
+    tasks = parallelism(spark)
+
+    def cache(df: DataFrame) -> DataFrame:
+        # A view's partitions are the source's input splits: a few hundred on a broker of thousands of segments. Each
+        # analysis over a cached view then runs as many tasks, each paying Spark's fixed cost per task (its
+        # deserialization, its generated code, a Delta writer's statistics tracker), which was most of the job on a
+        # broker's many small partitions; cached as one partition a core, they are read with as many tasks.
+        return (df.coalesce(tasks) if tasks else df).persist()
 
     options = {"includeInternal": str(include_internal).lower(), "maxSplitBytes": max_split_bytes,
                "dropCache": str(polite).lower()}
     if remote_storage:  # the views that list and decode segments hold the remote tier too (the others ignore it)
         options["remoteStorage"] = remote_storage
-    views = {name: df.persist() for name, df in source_views(spark, log_dirs, LISTING_VIEWS, **options).items()}
+    views = {name: cache(df) for name, df in source_views(spark, log_dirs, LISTING_VIEWS, **options).items()}
     compacted = compacted_topics(configs, topics_of(views["segments"]))
     decode = reuse.decode_options(views["segments"], views["partition_files"], compacted) if reuse else None
-    views["index"] = source_views(spark, log_dirs, ["index"], **options, **(decode or {}))["index"].persist()
+    views["index"] = cache(source_views(spark, log_dirs, ["index"], **options, **(decode or {}))["index"])
     decoded = source_views(spark, log_dirs, ("batches", "record_stats"), **options, **(decode or {}))
     records = control_records(source_views(spark, log_dirs, ["records"], **options, **(decode or {}))["records"])
     if compacted:
@@ -76,7 +86,7 @@ def read_cached_views(spark: SparkSession, log_dirs: Sequence[str], include_inte
     decoded["records"] = without_payloads(records)
     if reuse:
         decoded = reuse.with_reused(decoded, compacted)
-    views |= {name: df.persist() for name, df in decoded.items()}
+    views |= {name: cache(df) for name, df in decoded.items()}
     # per segment, the batches' aggregates the segment statistics, the retention plans and the checks read: once
     views["batch_summary"] = batch_summary(views["batches"]).persist()
     findings = entry_findings(views)
@@ -84,10 +94,10 @@ def read_cached_views(spark: SparkSession, log_dirs: Sequence[str], include_inte
     if reuse:
         views |= reuse.tables(views)
     # the remote tier's segments, as __remote_log_metadata says (the tiered partitions' accounting)
-    views["remote_log_segments"] = source_views(spark, log_dirs, ["remote_log_segments"],
-                                                **options)["remote_log_segments"].persist()
+    views["remote_log_segments"] = cache(source_views(spark, log_dirs, ["remote_log_segments"],
+                                                      **options)["remote_log_segments"])
     if include_internal:  # the cluster metadata's topics: each partition's leader, the topics' cleanup.policy
-        views["topic_catalog"] = source_views(spark, log_dirs, ["topic_catalog"], **options)["topic_catalog"].persist()
+        views["topic_catalog"] = cache(source_views(spark, log_dirs, ["topic_catalog"], **options)["topic_catalog"])
     return views
 
 

@@ -47,6 +47,12 @@ def is_connect(spark: SparkSession) -> bool:
     return is_remote() or type(spark).__module__.startswith("pyspark.sql.connect")
 
 
+def parallelism(spark: SparkSession) -> int | None:
+    """How many tasks ``spark`` runs at once (Spark's default parallelism: a local master's threads, a cluster's
+    executors' cores); None over Spark Connect, whose client cannot ask."""
+    return None if is_connect(spark) else spark.sparkContext.defaultParallelism
+
+
 def classic_session_running() -> bool:
     """Whether this process already runs a classic Spark session (a JVM of its own). pyspark switches its
     functions to Spark Connect for the whole process once a Connect session starts, so such a process cannot
