@@ -1,7 +1,7 @@
 """A local session with Delta starts without Ivy's resolution report on stderr (issue: quiet first runs), shows it
 when asked (``quiet=False``, the commands' ``--verbose``), passes on what the JVM prints once it is up (but the
-warning a library prints on every run), and shows the
-held lines when the JVM cannot start: they say why. Each case is a fresh process, as the JVM is one per process."""
+warning a library prints on every run), and shows the held lines when the JVM cannot start: they say why. Each case
+is a fresh process, as the JVM is one per process."""
 
 from __future__ import annotations
 

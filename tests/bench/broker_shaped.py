@@ -20,9 +20,10 @@ In the same run, each in a fresh process as `kafkalog nightly` runs (tests/bench
 
 Reported, as ratios of the same run: the fixed cost against the anchor (target: at most 1.5x); per byte, the set's
 bytes over the job's time less the fixed cost, against the decoder's rate times the cores (target: at least 0.8);
-per segment, with both sets, each side's cost split into a part per byte and a part per segment by solving the two
-sets' times (the job's less the fixed cost, the decoder's) for both (target: the job's per-segment cost at most 2x the
-decoder's divided by the cores). Writes bench-data/results-broker-shaped.json and prints markdown tables.
+per segment (target: the job's cost at most 2x the decoder's divided by the cores), a bound on the set with the most
+segments (each side's whole time, the job's less the fixed cost, over the segments) and, where one run's noise
+allows, both sets' times split into a part per byte and a part per segment (:func:`split_costs`). Writes
+bench-data/results-broker-shaped.json and prints markdown tables.
 """
 
 from __future__ import annotations
@@ -31,16 +32,15 @@ import argparse
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 from collections import Counter
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from .data import DATA_DIR, GENERATOR, kafka_classpath
+from .data import DATA_DIR
 from .fixed_cost import job_commits, run_anchor
-from .fleet import BATCH_BYTES, CODECS, decode_single_process, ensure_set, run_job
+from .fleet import BATCH_BYTES, CODECS, decode_single_process, ensure_set, generate, run_job, write_partitions
 from .fleet import SETS as FLEET_SETS
 
 RESULTS = DATA_DIR / "results-broker-shaped.json"
@@ -81,11 +81,6 @@ SETS = {s.name: s for s in (
 )}
 
 
-def _generate(*args: str) -> str:
-    return subprocess.run(["java", "-Xmx1g", "-cp", kafka_classpath(), str(GENERATOR), *args], capture_output=True,
-                          text=True, check=True).stdout
-
-
 def ensure_broker_set(broker: BrokerSet) -> dict:
     """The set's log dir, generated on first use; returns its counts (records, batches, bytes, partitions, segments,
     files by kind)."""
@@ -97,17 +92,12 @@ def ensure_broker_set(broker: BrokerSet) -> dict:
         return cached
     shutil.rmtree(broker.log_dir.parent, ignore_errors=True)
     broker.log_dir.mkdir(parents=True)
-    totals = {"records": 0, "batches": 0, "bytes": 0}
+    totals: Counter[str] = Counter()
     for seed, t in enumerate(broker.topics, 1):
         print(f"generating broker set {broker.name}: {t.partitions} partition(s) of {t.topic} ...", file=sys.stderr,
               flush=True)
-        out = _generate("fleet", str(broker.log_dir), str(t.partitions), str(t.partition_bytes), str(t.segment_bytes),
-                        str(BATCH_BYTES), str(seed), t.topic, CODECS)
-        for line in out.splitlines():
-            for field in line.split()[1:]:
-                key, value = field.split("=")
-                totals[key] += int(value)
-    _generate("checkpoints", str(broker.log_dir), CLUSTER_ID, "1")
+        totals.update(write_partitions(broker.log_dir, t.topic, t.partitions, t.partition_bytes, t.segment_bytes, seed))
+    generate("checkpoints", str(broker.log_dir), CLUSTER_ID, "1")
     info = {**totals, **file_counts(broker.log_dir), "settings": settings}
     meta.write_text(json.dumps(info, indent=2) + "\n")
     return info
@@ -243,10 +233,9 @@ def main(argv: list[str] | None = None) -> int:
     RESULTS.write_text(json.dumps({"anchor": anchor, "fixed": fixed_job, "sets": results, "split": split}, indent=2)
                        + "\n")
     print(markdown(anchor, fixed_job, results, split))
-    failed = [r["set"] for r in results if "failed" in r["nightly"]]
-    for name in failed:
-        print(f"failed: {name}: {results[[r['set'] for r in results].index(name)]['nightly']['failed']}",
-              file=sys.stderr)
+    failed = [r for r in results if "failed" in r["nightly"]]
+    for r in failed:
+        print(f"failed: {r['set']}: {r['nightly']['failed']}", file=sys.stderr)
     return 1 if failed else 0
 
 

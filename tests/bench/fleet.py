@@ -71,17 +71,30 @@ def ensure_set(fleet: FleetSet, segment_bytes: int = SEGMENT_BYTES) -> dict:
     shutil.rmtree(fleet.log_dir.parent, ignore_errors=True)
     fleet.log_dir.mkdir(parents=True)
     print(f"generating fleet set {fleet.name} ({fleet.partitions} partitions) ...", file=sys.stderr, flush=True)
-    out = subprocess.run(["java", "-Xmx1g", "-cp", kafka_classpath(), str(GENERATOR), "fleet", str(fleet.log_dir),
-                          str(fleet.partitions), str(fleet.bytes // fleet.partitions), str(segment_bytes),
-                          str(BATCH_BYTES), "1", "fleet", CODECS], capture_output=True, text=True, check=True).stdout
+    totals = write_partitions(fleet.log_dir, "fleet", fleet.partitions, fleet.bytes // fleet.partitions, segment_bytes)
+    info = {**totals, "settings": settings}
+    meta.write_text(json.dumps(info, indent=2) + "\n")
+    return info
+
+
+def generate(*args: str) -> str:
+    """GenSegment.java run with ``args`` (Kafka's jars on its classpath); its output."""
+    return subprocess.run(["java", "-Xmx1g", "-cp", kafka_classpath(), str(GENERATOR), *args], capture_output=True,
+                          text=True, check=True).stdout
+
+
+def write_partitions(log_dir: Path, topic: str, partitions: int, partition_bytes: int, segment_bytes: int,
+                     seed: int = 1) -> dict[str, int]:
+    """``partitions`` partitions of ``topic`` in ``log_dir``, each about ``partition_bytes`` of `.log` rolled at
+    ``segment_bytes`` (GenSegment.java's fleet mode); returns the records, batches and bytes written in all."""
+    out = generate("fleet", str(log_dir), str(partitions), str(partition_bytes), str(segment_bytes), str(BATCH_BYTES),
+                   str(seed), topic, CODECS)
     totals = {"records": 0, "batches": 0, "bytes": 0}
     for line in out.splitlines():
         for field in line.split()[1:]:
             key, value = field.split("=")
             totals[key] += int(value)
-    info = {**totals, "settings": settings}
-    meta.write_text(json.dumps(info, indent=2) + "\n")
-    return info
+    return totals
 
 
 class PeakMemory:

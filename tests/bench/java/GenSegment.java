@@ -241,12 +241,13 @@ public class GenSegment {
                 }
             };
 
-    private static long newestOffset(File dir, String suffix, boolean newest) {
-        long found = newest ? -1 : Long.MAX_VALUE;
+    /** The largest (``largest``) or the smallest offset naming a file of ``dir`` that ends in ``suffix``. */
+    private static long fileOffset(File dir, String suffix, boolean largest) {
+        long found = largest ? -1 : Long.MAX_VALUE;
         for (String name : dir.list()) {
             if (name.endsWith(suffix)) {
                 long offset = Long.parseLong(name.substring(0, name.length() - suffix.length()));
-                found = newest ? Math.max(found, offset) : Math.min(found, offset);
+                found = largest ? Math.max(found, offset) : Math.min(found, offset);
             }
         }
         return found;
@@ -260,8 +261,8 @@ public class GenSegment {
             String name = dir.getName();
             int dash = name.lastIndexOf('-');
             TopicPartition tp = new TopicPartition(name.substring(0, dash), Integer.parseInt(name.substring(dash + 1)));
-            ends.add(Map.entry(tp, newestOffset(dir, ".snapshot", true)));
-            starts.add(Map.entry(tp, newestOffset(dir, ".log", false)));
+            ends.add(Map.entry(tp, fileOffset(dir, ".snapshot", true)));
+            starts.add(Map.entry(tp, fileOffset(dir, ".log", false)));
         }
         for (String file : new String[]{"recovery-point-offset-checkpoint", "replication-offset-checkpoint"}) {
             new CheckpointFile<>(new File(logDir, file), 0, OFFSETS).write(ends);
