@@ -296,3 +296,24 @@ def test_split_points_fall_back_to_a_header_walk(spark, samples: Path, tmp_path:
     assert_df_equality(load(spark, src.parent, topics="tiny-index-interval").select(cols),
                        cut.where("problem is null").select(cols), ignore_row_order=True)
     assert cut.where("problem is not null").count() == 0
+
+
+def test_planning_in_a_fresh_process_leaves_the_decoder_unloaded(samples: Path) -> None:
+    """Spark plans a Python source's read in Python processes of its own, several a run: planning every view (the
+    listing, the split points from the indexes) must not load the decoder core and numba, most of a second each;
+    the package's ``read_log`` still loads them on first use."""
+    import subprocess
+    import sys
+
+    code = ("import sys\n"
+            "from kafkalog_spark.source.datasource import KafkaLogDataSource\n"
+            "from kafkalog_spark.source.options import VIEWS\n"
+            f"for view in VIEWS:\n"
+            f"    source = KafkaLogDataSource({{'path': {str(samples / 'broker')!r}, 'view': view}})\n"
+            "    assert source.reader(source.schema()).partitions(), view\n"
+            "loaded = sorted(m for m in ('numba', 'kafkalog_spark.log.reader') if m in sys.modules)\n"
+            "from kafkalog_spark import read_log\n"
+            "print(loaded, 'numba' in sys.modules, read_log.__module__)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split("\n")[-2] == "[] True kafkalog_spark.log.reader"
