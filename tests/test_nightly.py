@@ -169,3 +169,50 @@ def test_a_warehouse_without_kept_entry_findings_is_decoded_in_full_once(spark, 
                 for s in ("b", "c")}
     assert findings["b"] == findings["c"]
     assert [r for r in table(spark, config, "index_findings", "c").collect() if r.file == str(index)]
+
+
+def _snapshot_with(spark, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, begin) -> tuple[object, list[str]]:
+    """A run's snapshot writer whose start record is ``begin`` and whose appends are only noted (no Delta write)."""
+    from kafkalog_spark.nightly import job
+
+    events: list[str] = []
+    monkeypatch.setattr(job, "begin", begin)
+    monkeypatch.setattr(job, "append_rows", lambda df, where, table, *a: events.append(f"append {table}"))
+    config = nightly.NightlyConfig(log_dirs=(str(tmp_path),), location=TableLocation(warehouse=str(tmp_path / "wh")))
+    snapshot = job._Snapshot(spark, config, "s1", dt.datetime(2026, 1, 1, tzinfo=dt.UTC), events.append)
+    return snapshot, events
+
+
+def test_the_run_is_recorded_while_it_reads_and_before_any_table(spark, monkeypatch, tmp_path: Path) -> None:
+    """The start record's commit runs beside the reading, and no table is written before it is in."""
+    import threading
+    import time
+
+    started = threading.Event()
+
+    def slow_begin(*args) -> None:
+        started.set()
+        time.sleep(1)
+
+    snapshot, events = _snapshot_with(spark, monkeypatch, tmp_path, slow_begin)
+    with snapshot.beginning(["t1", "t2"]):
+        assert started.wait(10)  # begun while the block runs: the block is the run's reading
+        events.append("read")
+        snapshot.append({"t1": spark.range(1), "t2": spark.range(1)}, ["t1"])
+    assert events[:3] == ["read", "runs", "append t1"], events
+    with pytest.raises(RuntimeError, match="inside beginning"):
+        snapshot.append({"t2": spark.range(1)}, ["t2"])
+
+
+def test_a_failed_start_record_stops_the_run_before_any_table(spark, monkeypatch, tmp_path: Path) -> None:
+    def failing_begin(*args) -> None:
+        raise OSError("the warehouse refused the write")
+
+    snapshot, events = _snapshot_with(spark, monkeypatch, tmp_path, failing_begin)
+    with pytest.raises(OSError, match="refused"), snapshot.beginning(["t1"]):
+        snapshot.append({"t1": spark.range(1)}, ["t1"])
+    assert events == []
+    with pytest.raises(OSError, match="refused"), snapshot.beginning(["t1"]):
+        pass  # a block that writes nothing still hears of it
+    with pytest.raises(ValueError, match="the block's"), snapshot.beginning(["t1"]):
+        raise ValueError("the block's own failure comes first")

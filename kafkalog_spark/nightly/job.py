@@ -7,8 +7,9 @@ the snapshot writer (:mod:`kafkalog_spark.delta`).
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import replace
 
 from pyspark.sql import DataFrame, SparkSession
@@ -75,9 +76,6 @@ def run(spark: SparkSession, config: NightlyConfig, now: Callable[[], dt.datetim
     if not log_dirs:
         raise ValueError("nightly: no log dirs to read")
     brokers = log_dir_brokers(log_dirs) if config.fleet else {}
-    if config.metadata_configs:  # what the cluster's metadata log records (kafka-configs --alter), as brokers apply it
-        configs = read_cluster_configs(spark, log_dirs, configs, dropCache=str(config.polite).lower())
-        alternative = alternative and alternative.with_cluster(configs.cluster)
     if config.fleet:  # the broker's own warehouse in the fleet's: no other broker writes its tables
         config = replace(config, location=broker_location(config.location, broker_label(brokers)))
     # a configured id was checked with the config (NightlyConfig); the default, a UTC time, is a valid one
@@ -89,9 +87,13 @@ def run(spark: SparkSession, config: NightlyConfig, now: Callable[[], dt.datetim
         return broker_inputs(spark, views, log_dirs, brokers, replica_records, **options)
 
     # the small files several views read (indexes, checkpoints) fetched once from a store, where a local session's
-    # processes can share them
-    with file_cache(any(is_object_store(d) for d in log_dirs) and _all_on_this_host(spark)):
-        snapshot.begin([*TABLES, *kept])  # before any table: a killed run is recorded
+    # processes can share them; the run recorded (before any table: a killed run is recorded) while it reads
+    with (file_cache(any(is_object_store(d) for d in log_dirs) and _all_on_this_host(spark)),
+          snapshot.beginning([*TABLES, *kept])):
+        # what the cluster's metadata log records (kafka-configs --alter), as brokers apply it
+        if config.metadata_configs:
+            configs = read_cluster_configs(spark, log_dirs, configs, dropCache=str(config.polite).lower())
+            alternative = alternative and alternative.with_cluster(configs.cluster)
         reuse = Reuse(spark, config.location, snapshot.id, parse_size(config.max_split_bytes, "max_split_bytes"),
                       full=config.full)
         with analysed(spark, log_dirs, started, configs, alternative, include_internal=config.include_internal,
@@ -141,11 +143,12 @@ def run_fleet(spark: SparkSession, config: NightlyConfig, now: Callable[[], dt.d
             progress(f"left out, older than {config.fleet_max_age_hours:g} hours: {left_out}")
     snapshot_id = config.snapshot_id or SNAPSHOT_PREFIX + _default_id(started, {})
     snapshot = _Snapshot(spark, config, snapshot_id, started, after_commit)
-    snapshot.begin([*TABLES, MEMBERS])
-    dir_tables = {name: config.table_names[name] for name in DIR_TABLES}
-    tables = fleet_tables(spark, fleet, configs, int(started.timestamp() * 1000), dir_tables, config.include_internal)
-    snapshot.append(tables | {MEMBERS: members_table(spark, fleet)}, [*TABLES, MEMBERS])
-    return snapshot.finish({"fleetLogDirs": len(fleet)})
+    with snapshot.beginning([*TABLES, MEMBERS]):
+        dir_tables = {name: config.table_names[name] for name in DIR_TABLES}
+        tables = fleet_tables(spark, fleet, configs, int(started.timestamp() * 1000), dir_tables,
+                              config.include_internal)
+        snapshot.append(tables | {MEMBERS: members_table(spark, fleet)}, [*TABLES, MEMBERS])
+        return snapshot.finish({"fleetLogDirs": len(fleet)})
 
 
 def _default_id(started: dt.datetime, brokers: dict[str, tuple[str | None, int | None]]) -> str:
@@ -166,6 +169,7 @@ class _Snapshot:
         self.done = after_commit or (lambda _: None)
         self.run_id = new_run_id()
         self.written: list[str] = []
+        self._begun: Future | None = None
         from ..session import parallelism
 
         self.tasks = parallelism(spark)
@@ -173,13 +177,34 @@ class _Snapshot:
     def name(self, table: str) -> str:
         return self.config.table_names.get(table, table)
 
-    def begin(self, tables: Sequence[str]) -> None:
+    @contextmanager
+    def beginning(self, tables: Sequence[str]) -> Iterator[None]:
+        """Record the run's start (:func:`~kafkalog_spark.delta.begin`, naming ``tables``) in a thread of its own
+        while the block reads and computes: a Delta commit of its own, seconds of a run's fixed cost, and nothing
+        the reading needs. :meth:`append` waits for it, so no table is written before it; the block waits for it
+        on any exit, and raises its failure unless the block's own is on its way."""
         self.written = [self.name(t) for t in tables]
-        begin(self.spark, self.config.location, self.id, self.started, self.run_id, self.written)
-        self.done(RUNS)
+
+        def record() -> None:
+            begin(self.spark, self.config.location, self.id, self.started, self.run_id, self.written)
+            self.done(RUNS)
+
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="kafkalog-begin") as pool:
+            self._begun = pool.submit(record)
+            try:
+                yield
+            finally:
+                failed = self._begun.exception()  # waits for it
+                self._begun = None
+            if failed is not None:
+                raise failed
 
     def append(self, tables: dict[str, DataFrame], names: Sequence[str]) -> None:
-        """Append ``tables[name]`` for each of ``names``, :data:`PARALLEL_WRITES` at once."""
+        """Append ``tables[name]`` for each of ``names``, :data:`PARALLEL_WRITES` at once, once the run's start is
+        recorded (:meth:`beginning`)."""
+        if self._begun is None:
+            raise RuntimeError("_Snapshot: append() inside beginning() only")
+        self._begun.result()
         def append(name: str) -> Callable[[], None]:
             def write() -> None:
                 # written by one task a core at most: a Delta write task pays a statistics tracker's set-up (generated
