@@ -205,6 +205,7 @@ class _Snapshot:
         if self._begun is None:
             raise RuntimeError("_Snapshot: append() inside beginning() only")
         self._begun.result()
+
         def append(name: str) -> Callable[[], None]:
             def write() -> None:
                 # written by one task a core at most: a Delta write task pays a statistics tracker's set-up (generated
