@@ -308,7 +308,7 @@ def test_planning_in_a_fresh_process_leaves_the_decoder_unloaded(samples: Path) 
     code = ("import sys\n"
             "from kafkalog_spark.source.datasource import KafkaLogDataSource\n"
             "from kafkalog_spark.source.options import VIEWS\n"
-            f"for view in VIEWS:\n"
+            "for view in VIEWS:\n"
             f"    source = KafkaLogDataSource({{'path': {str(samples / 'broker')!r}, 'view': view}})\n"
             "    assert source.reader(source.schema()).partitions(), view\n"
             "loaded = sorted(m for m in ('numba', 'kafkalog_spark.log.reader') if m in sys.modules)\n"
