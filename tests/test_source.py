@@ -317,3 +317,73 @@ def test_planning_in_a_fresh_process_leaves_the_decoder_unloaded(samples: Path) 
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.split("\n")[-2] == "[] True kafkalog_spark.log.reader"
+
+
+def _canonical(rows: list[dict]) -> list[str]:
+    import json
+
+    return sorted(json.dumps(r, sort_keys=True, default=str) for r in rows)
+
+
+def _separate_and_decoded(path: Path, **options: str) -> tuple[dict[str, list[dict]], dict[str, list[dict]]]:
+    """The batches, record_stats and control records views of ``path``, each read on its own, and as the decoded
+    view's parts (without Spark: planning, then every task)."""
+    from tests.helpers.views import view_rows
+
+    separate = {view: view_rows(str(path), view, **options) for view in ("batches", "record_stats", "records")}
+    separate["records"] = [r for r in separate["records"] if r["isControl"]]  # as a filter on isControl keeps
+    decoded = view_rows(str(path), "decoded", **options)
+    assert all(sum(r[p] is not None for p in ("batches", "record_stats", "records")) == 1 for r in decoded)
+    return separate, {view: [r[view] for r in decoded if r[view] is not None] for view in separate}
+
+
+@pytest.mark.parametrize("split_bytes", ["128m", "700"])
+def test_the_decoded_view_holds_what_the_three_views_read_on_their_own(samples: Path, split_bytes: str) -> None:
+    """One read of each split gives the batches view's rows, the record_stats view's (a row per split: segments cut
+    in pieces too) and the control records, as reading each view on its own does."""
+    separate, decoded = _separate_and_decoded(samples / "broker", includeInternal="true", kraftSnapshots="false",
+                                              maxSplitBytes=split_bytes)
+    assert len(separate["batches"]) == BROKER_BATCHES
+    assert len(separate["records"]) > 0 and len(separate["record_stats"]) >= 86
+    for view, rows in separate.items():
+        assert _canonical(decoded[view]) == _canonical(rows), view
+
+
+def test_the_decoded_view_has_each_views_problem_rows(samples: Path, tmp_path: Path) -> None:
+    """Damage: the batches part has the batches view's problem rows and the record_stats part the record_stats
+    view's (what reading the file finds is in both), and a FAILFAST read stops at the same byte."""
+    from kafkalog_spark.findings import KafkaLogError
+    from tests.helpers.views import view_rows
+
+    log, position, _ = _corrupt_copy(samples, tmp_path)
+    separate, decoded = _separate_and_decoded(log.parent)
+    for view in ("batches", "record_stats"):
+        found = [(r["problem"]["kind"], r["problem"]["position"]) for r in decoded[view] if r["problem"]]
+        assert sorted(found) == [("corrupt_size", position), ("skipped_region", position)], view
+    for view, rows in separate.items():
+        assert _canonical(decoded[view]) == _canonical(rows), view
+    with pytest.raises(KafkaLogError, match=f"at byte {position}"):
+        view_rows(str(log.parent), "decoded", mode="FAILFAST")
+
+
+def test_decoded_views_split_one_cached_read_as_spark_reads_each_view(spark, samples: Path, tmp_path: Path) -> None:
+    """Through Spark: :func:`decoded_views` of one persisted read of the decoded view equal the three views read
+    each on its own, schema included."""
+    from kafkalog_spark.source import control_records, decoded_views, read_views
+
+    log, _, _ = _corrupt_copy(samples, tmp_path)
+    shutil.copytree(samples / "broker" / "txn-mixed-0", log.parent.parent / "txn-mixed-0")
+    paths = [str(log.parent.parent)]
+    separate = read_views(spark, paths, ["batches", "record_stats", "records"])
+    separate["records"] = control_records(separate["records"])
+    decoded = read_views(spark, paths, ["decoded"])["decoded"].persist()
+    try:
+        parts = decoded_views(decoded)
+        for view, df in separate.items():
+            assert parts[view].schema == df.schema, view
+            expected = _canonical([r.asDict(recursive=True) for r in df.collect()])
+            assert _canonical([r.asDict(recursive=True) for r in parts[view].collect()]) == expected, view
+            assert len(expected) > {"batches": 100, "record_stats": 10, "records": 0}[view], view
+        assert parts["batches"].where("problem is not null").count() == 2
+    finally:
+        decoded.unpersist()

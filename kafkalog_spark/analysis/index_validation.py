@@ -106,15 +106,25 @@ def validate_rows(spark: SparkSession, paths: Sequence[str] | str, *, records: b
     paths = [paths] if isinstance(paths, str) else list(paths)
     if not paths:
         raise ValueError("validate: give at least one log dir or partition dir")
-    views = read_validation_views(spark, paths, records=records, **options)
-    if records:  # of the control records, only these columns are read
+    from ..source import decoded_views
+    from ..source import read_views as source_views
+
+    if records:  # the segments read once for the batches, record_stats and records views (the decoded view)
+        decoded = source_views(spark, paths, ["decoded"], **options)["decoded"].persist()
+        listed = [v for v in VIEWS if v != "batches"]
+        views = {k: v.persist() for k, v in source_views(spark, paths, listed, **options).items()}
+        cached = [decoded, *views.values()]
+        views |= decoded_views(decoded)
+        # of the control records, only these columns are read
         views["records"] = views["records"].select(*KEYS, "offset", "isControl", "producerId", "controlType",
                                                    "problem")
-    cached = {k: v.persist() for k, v in views.items()}
+    else:
+        views = {k: v.persist() for k, v in read_validation_views(spark, paths, **options).items()}
+        cached = list(views.values())
     try:
-        yield from index_findings(spark, cached, log_dirs_of(paths)).collect()
+        yield from index_findings(spark, views, log_dirs_of(paths)).collect()
     finally:
-        for v in cached.values():
+        for v in reversed(cached):
             v.unpersist()
 
 

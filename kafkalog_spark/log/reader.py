@@ -21,7 +21,7 @@ from ..format.batches import SegmentContext, batches_view, view_schema
 from ..format.compression import DEFAULT_MAX_DECOMPRESSED
 from ..format.records import BatchBytes, records_view
 from ..schemas import BATCHES, RECORDS
-from .file_records import DEFAULT_CHUNK_BYTES, FileRecords, require_positive
+from .file_records import DEFAULT_CHUNK_BYTES, Chunk, FileRecords, require_positive
 from .files import expand_paths, os_error_detail, resolve
 from .log_dir import LOG_SUFFIX, KRaftSnapshot, find_partitions, segment_of_file
 
@@ -47,6 +47,44 @@ def iter_segment(path: str, view: str = "records", findings: list[Finding] | Non
     if view not in VIEWS:
         raise ValueError(f"unknown view {view!r}: expected one of {sorted(VIEWS)}")
     findings = [] if findings is None else findings
+    for chunk, ctx in _chunks(path, findings, start, end, filesystem, topic, partition, chunk_bytes,
+                              max_decompressed, file_size, base_offset):
+        if view == "batches":
+            yield batches_view(chunk, ctx, findings)
+        else:
+            yield from records_view(chunk, ctx, findings, max_decompressed, control_only=control_only, sizes=sizes)
+
+
+def iter_segment_once(path: str, batch_findings: list[Finding], record_findings: list[Finding], *,
+                      start: int = 0, end: int | None = None, filesystem: pafs.FileSystem | None = None,
+                      topic: str | None = None, partition: int | None = None,
+                      chunk_bytes: int = DEFAULT_CHUNK_BYTES, max_decompressed: int = DEFAULT_MAX_DECOMPRESSED,
+                      sizes: BatchBytes | None = None, file_size: int | None = None,
+                      base_offset: int | None = None) -> Iterator[tuple[str, pa.RecordBatch]]:
+    """Both views of :func:`iter_segment` from one read of the file: ``("batches", batch)`` and ``("records",
+    batch)`` pairs, chunk by chunk, each view's findings in its own list, as two calls of :func:`iter_segment`
+    would report them (what reading the file finds goes to both)."""
+    read: list[Finding] = []
+
+    def shared() -> None:
+        batch_findings.extend(read)
+        record_findings.extend(read)
+        read.clear()
+
+    for chunk, ctx in _chunks(path, read, start, end, filesystem, topic, partition, chunk_bytes, max_decompressed,
+                              file_size, base_offset):
+        shared()
+        yield "batches", batches_view(chunk, ctx, batch_findings)
+        for batch in records_view(chunk, ctx, record_findings, max_decompressed, sizes=sizes):
+            yield "records", batch
+    shared()
+
+
+def _chunks(path: str, findings: list[Finding], start: int, end: int | None, filesystem: pafs.FileSystem | None,
+            topic: str | None, partition: int | None, chunk_bytes: int, max_decompressed: int,
+            file_size: int | None, base_offset: int | None) -> Iterator[tuple[Chunk, SegmentContext]]:
+    """The file's chunks of entries starting in [start, end), with the context its rows and findings carry; a file
+    that is missing or cannot be read is a finding."""
     tp, base = segment_of_file(path)
     snapshot = KRaftSnapshot.parse(path)  # record batches too, stamped with the snapshot's id instead
     ctx = SegmentContext(path, topic if topic is not None else (tp.topic if tp else ""),
@@ -60,11 +98,7 @@ def iter_segment(path: str, view: str = "records", findings: list[Finding] | Non
     records.path = path
     try:  # FileRecords opens regular files only: a FIFO, socket or directory raises, never blocks
         for chunk in records.chunks(findings, start, end):
-            if view == "batches":
-                yield batches_view(chunk, ctx, findings)
-            else:
-                yield from records_view(chunk, ctx, findings, max_decompressed, control_only=control_only,
-                                        sizes=sizes)
+            yield chunk, ctx
     except FileNotFoundError:
         findings.append(Finding(path, -1, "missing_file", "file not found"))
     except OSError as e:

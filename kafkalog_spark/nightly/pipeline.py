@@ -34,11 +34,13 @@ def read_cached_views(spark: SparkSession, log_dirs: Sequence[str], include_inte
                       max_split_bytes: str = "128m", configs: TopicConfigs | None = None, *,
                       reuse: Reuse | None = None, polite: bool = False,
                       remote_storage: str | None = None) -> dict[str, DataFrame]:
-    """The source's views over ``log_dirs``, cached: every analysis reads them again. The records are decoded once,
-    into their aggregates (the record_stats view, computed in the tasks that decode them); the records view holds
-    only what the analyses read record by record: the control records (the tasks decode the control batches
-    alone) and the records of the compacted topics (``configs``' cleanup.policy; None: Kafka's defaults), without
-    their values and headers (:func:`~kafkalog_spark.analysis.record_sizes.without_payloads`).
+    """The source's views over ``log_dirs``, cached: every analysis reads them again. Each segment is read and its
+    records decoded once (the decoded view, cached as ``decoded``: :func:`~kafkalog_spark.source.decoded_views`
+    splits it into the batches, record_stats and records views), the records into their aggregates (the
+    record_stats view, computed in the tasks that decode them); the records view holds only what the analyses read
+    record by record: the control records and the records of the compacted topics (``configs``' cleanup.policy;
+    None: Kafka's defaults), without their values and headers
+    (:func:`~kafkalog_spark.analysis.record_sizes.without_payloads`).
 
     The views also hold, as ``batch_summary``, the batches' aggregates per segment
     (:func:`~kafkalog_spark.analysis.batch_summary.batch_summary`), and, as ``index_entry_findings``
@@ -57,7 +59,7 @@ def read_cached_views(spark: SparkSession, log_dirs: Sequence[str], include_inte
     from ..analysis.record_sizes import without_payloads
     from ..analysis.topic_config_table import topics_of
     from ..session import parallelism
-    from ..source import control_records
+    from ..source import decoded_views
     from ..source import read_views as source_views
 
     tasks = parallelism(spark)
@@ -77,16 +79,18 @@ def read_cached_views(spark: SparkSession, log_dirs: Sequence[str], include_inte
     compacted = compacted_topics(configs, topics_of(views["segments"]))
     decode = reuse.decode_options(views["segments"], views["partition_files"], compacted) if reuse else None
     views["index"] = cache(source_views(spark, log_dirs, ["index"], **options, **(decode or {}))["index"])
-    decoded = source_views(spark, log_dirs, ("batches", "record_stats"), **options, **(decode or {}))
-    records = control_records(source_views(spark, log_dirs, ["records"], **options, **(decode or {}))["records"])
-    if compacted:
+    # one read of each segment for the three views that decode them: cached, each view a selection of it
+    views["decoded"] = cache(source_views(spark, log_dirs, ["decoded"], **options, **(decode or {}))["decoded"])
+    decoded = decoded_views(views["decoded"])
+    if compacted:  # their records whole, the others' control records
         whole = source_views(spark, log_dirs, ["records"], topics=",".join(compacted), **options,
                              **(decode or {}))["records"]
-        records = whole.unionByName(records.where(~F.col("topic").isin(compacted)))
-    decoded["records"] = without_payloads(records)
+        decoded["records"] = whole.unionByName(decoded["records"].where(~F.col("topic").isin(compacted)))
+    decoded["records"] = without_payloads(decoded["records"])
     if reuse:
         decoded = reuse.with_reused(decoded, compacted)
-    views |= {name: cache(df) for name, df in decoded.items()}
+    # cached on their own where a view holds more than the decoded read: rows read back, compacted topics' records
+    views |= {name: cache(df) if reuse or (name == "records" and compacted) else df for name, df in decoded.items()}
     # per segment, the batches' aggregates the segment statistics, the retention plans and the checks read: once
     views["batch_summary"] = batch_summary(views["batches"]).persist()
     findings = entry_findings(views)

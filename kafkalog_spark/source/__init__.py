@@ -11,7 +11,7 @@ from .datasource import KafkaLogDataSource
 
 PUSHDOWN_CONF = "spark.sql.python.filterPushdown.enabled"
 RUNTIME_BLOOM_FILTER_CONF = "spark.sql.optimizer.runtime.bloomFilter.enabled"
-DECODED_VIEWS = ("records", "batches", "record_stats")
+DECODED_VIEWS = ("records", "batches", "record_stats", "decoded")
 
 
 def register(spark: SparkSession) -> None:
@@ -71,4 +71,15 @@ def control_records(records: DataFrame) -> DataFrame:
     return records.where(F.col("isControl") == F.lit(True))
 
 
-__all__ = ["KafkaLogDataSource", "control_records", "read_views", "register"]
+def decoded_views(decoded: DataFrame) -> dict[str, DataFrame]:
+    """The views a read of the decoded view holds, by name: batches, record_stats and records (the control records,
+    as :func:`control_records` has them), each as its own view has it. One read of the segments gives all three,
+    so persist ``decoded`` before reading them (else each reads the segments again)."""
+    from pyspark.sql import functions as F
+
+    from .views import DECODED_PARTS
+
+    return {part: decoded.where(F.col(part).isNotNull()).select(f"{part}.*") for part in DECODED_PARTS}
+
+
+__all__ = ["KafkaLogDataSource", "control_records", "decoded_views", "read_views", "register"]

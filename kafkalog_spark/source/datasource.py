@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 from pyspark.sql.types import StructType
 
-from ..schemas import with_problem
 from .options import SEGMENT_VIEWS, VIEW_TOPICS, SourceOptions
 
 
@@ -40,16 +39,16 @@ class KafkaLogDataSource(DataSource):
         return "kafkalog"
 
     def schema(self) -> StructType:
-        from .views import view_schema
+        from .views import source_schema
 
         options = SourceOptions.parse(dict(self.options))
-        return with_problem(view_schema(options.view, options.decode_internal, options.remote_tier))
+        return source_schema(options.view, options.decode_internal, options.remote_tier)
 
     def reader(self, schema: StructType) -> DataSourceReader:
-        from .views import view_schema
+        from .views import source_schema
 
         options = SourceOptions.parse(dict(self.options))
-        expected = with_problem(view_schema(options.view, options.decode_internal, options.remote_tier))
+        expected = source_schema(options.view, options.decode_internal, options.remote_tier)
         if schema != expected:  # Spark skips schema() when the user gives one: each view's schema is fixed
             raise ValueError(f"kafkalog: the {options.view} view has a fixed schema; remove .schema(...) from the "
                              f"read (its columns are: {', '.join(expected.fieldNames())})")

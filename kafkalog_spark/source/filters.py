@@ -17,6 +17,7 @@ PUSHABLE = {
     "records": {"topic", "partition", "segmentBaseOffset", "offset", "timestamp", "isControl"},
     "record_stats": {"topic", "partition", "segmentBaseOffset"},
     "batches": {"topic", "partition", "segmentBaseOffset", "baseOffset", "lastOffset"},
+    "decoded": set(),  # its columns are its parts' rows (structs): a filter on their fields is Spark's
     "segments": {"topic", "partition", "baseOffset"},
     "index": {"topic", "partition", "segmentBaseOffset"},
     "partition_files": {"topic", "partition"},

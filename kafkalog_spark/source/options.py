@@ -19,8 +19,9 @@ VIEW_TOPICS = {
     "metadata_configs": "__cluster_metadata",
     "remote_log_segments": "__remote_log_metadata",
 }
-VIEWS = ("records", "batches", "record_stats", "segments", "index", "partition_files", *VIEW_TOPICS)
-SEGMENT_VIEWS = ("records", "batches", "record_stats")  # the views that read `.log` files, split by bytes
+VIEWS = ("records", "batches", "record_stats", "decoded", "segments", "index", "partition_files", *VIEW_TOPICS)
+# the views that read `.log` files, split by bytes (decoded: the three others from one read, source.views)
+SEGMENT_VIEWS = ("records", "batches", "record_stats", "decoded")
 # the views a remote store (remoteStorage) adds the remote tier's segments to, rows marked by a `tier` column
 TIERED_VIEWS = (*SEGMENT_VIEWS, "segments", "index")
 

@@ -214,8 +214,8 @@ def plan_splits(opts: SourceOptions, pushdown: Pushdown, filesystem=None,
     for log in select_partitions(opts, pushdown, filesystem, log_dir_findings):
         if problems is not None:
             problems += [ListingProblem(f, log.topic, log.partition, log.log_dir) for f in log.findings]
-        # read_committed drops the aborted records; record_stats counts them
-        wanted = opts.isolation == "read_committed" or opts.view == "record_stats"
+        # read_committed drops the aborted records; record_stats counts them (so does the decoded view's part)
+        wanted = opts.isolation == "read_committed" or opts.view in ("record_stats", "decoded")
         aborted = aborted_transactions(log, filesystem) if wanted else ()
         for seg in prune_segments(log, pushdown, opts.view, filesystem, opts.segment_files):
             if seg.log is None:

@@ -19,13 +19,15 @@ from .filters import Pushdown
 from .internal_views import decoded_columns
 from .options import SourceOptions
 from .problems import check_failfast, log_dir_of, problem_rows
-from .views import read_partition_views
+from .views import DECODED_PARTS, DECODED_VIEW, read_partition_views
 
 
 def _with_source_columns(batch: pa.RecordBatch, schema: pa.Schema, log_dir: str, opts: SourceOptions,
-                         split) -> pa.RecordBatch:
+                         split, view: str | None = None) -> pa.RecordBatch:
+    """A view's decoded rows (of ``view``, by default the one read) with the columns the source adds."""
     n = batch.num_rows
-    decoded = decoded_columns(batch, split.topic) if opts.view == "records" and opts.decode_internal else []
+    internal = (view or opts.view) == "records" and opts.decode_internal
+    decoded = decoded_columns(batch, split.topic) if internal else []
     tier = [pa.repeat(split.tier, n)] if opts.remote_tier else []
     return pa.RecordBatch.from_arrays([*batch.columns, *decoded, *tier, pa.array([log_dir] * n, pa.string()),
                                        pa.nulls(n, schema.field("problem").type)], schema=schema)
@@ -52,9 +54,12 @@ def read_splits(splits, opts: SourceOptions, pushdown: Pushdown, schema: pa.Sche
 
 
 def _split_rows(split, opts: SourceOptions, pushdown: Pushdown, schema: pa.Schema) -> Iterator[pa.RecordBatch]:
-    findings: list[Finding] = []
     aborted = AbortedTransactions(split.aborted)
     log_dir = split.log_dir or log_dir_of(split.path)
+    if opts.view == DECODED_VIEW:
+        yield from _decoded_view_rows(split, opts, schema, log_dir, aborted)
+        return
+    findings: list[Finding] = []
     decoded = (_record_stats(split, opts, findings, aborted) if opts.view == "record_stats"
                else _decoded(split, opts, pushdown, findings, aborted))
     for batch in decoded:
@@ -63,12 +68,59 @@ def _split_rows(split, opts: SourceOptions, pushdown: Pushdown, schema: pa.Schem
         yield from table.to_batches()
     check_failfast(opts, findings)
     if findings:
-        problems = problem_rows(findings, split.topic, split.partition, split.base_offset, schema, log_dir)
-        if opts.remote_tier:  # a remote segment's problems are the remote tier's
-            problems = problems.set_column(schema.get_field_index("tier"), "tier",
-                                           pa.repeat(split.tier, problems.num_rows))
-        table = pushdown.apply(pa.Table.from_batches([problems]))
+        table = pushdown.apply(pa.Table.from_batches([_split_problems(findings, split, schema, log_dir, opts)]))
         yield from table.to_batches()
+
+
+def _split_problems(findings: list[Finding], split, schema: pa.Schema, log_dir: str,
+                    opts: SourceOptions) -> pa.RecordBatch:
+    problems = problem_rows(findings, split.topic, split.partition, split.base_offset, schema, log_dir)
+    if opts.remote_tier:  # a remote segment's problems are the remote tier's
+        problems = problems.set_column(schema.get_field_index("tier"), "tier",
+                                       pa.repeat(split.tier, problems.num_rows))
+    return problems
+
+
+def _decoded_view_rows(split, opts: SourceOptions, schema: pa.Schema, log_dir: str,
+                       aborted: AbortedTransactions) -> Iterator[pa.RecordBatch]:
+    """The decoded view's rows of the split: each row one of its parts' (:data:`~.views.DECODED_PARTS`), as the
+    part's own view has it, in that part's struct column. One read of the split, one decode of its records: the
+    batches view's rows and problems, the record_stats view's, and the records view's control records (without
+    problem rows, as a read of the records view filtered on ``isControl`` has them)."""
+    from ..format.records import BatchBytes
+    from ..log.reader import iter_segment_once
+    from ..log.record_stats import RecordStats
+
+    parts = {part: pa.schema(list(schema.field(part).type)) for part in DECODED_PARTS}
+    found: dict[str, list[Finding]] = {"batches": [], "record_stats": []}
+    sizes = BatchBytes()
+    stats = RecordStats(aborted, sizes)
+    for part, batch in iter_segment_once(split.path, found["batches"], found["record_stats"], start=split.start,
+                                         end=split.end, topic=split.topic, partition=split.partition,
+                                         chunk_bytes=opts.chunk_bytes, max_decompressed=opts.max_decompressed_bytes,
+                                         file_size=split.file_size, base_offset=split.base_offset, sizes=sizes):
+        for findings in found.values():
+            check_failfast(opts, findings)
+        if part == "records":
+            stats.add(batch)
+            batch = batch.filter(batch.column("isControl"))
+            if not batch.num_rows:
+                continue
+        yield _in_part(schema, part, _with_source_columns(batch, parts[part], log_dir, opts, split, part))
+    stats_row = _with_source_columns(_record_stats_row(split, stats), parts["record_stats"], log_dir, opts, split,
+                                     "record_stats")
+    yield _in_part(schema, "record_stats", stats_row)
+    for part, findings in found.items():
+        if findings:
+            yield _in_part(schema, part, _split_problems(findings, split, parts[part], log_dir, opts))
+
+
+def _in_part(schema: pa.Schema, part: str, batch: pa.RecordBatch) -> pa.RecordBatch:
+    """Rows of one part of the decoded view: ``batch`` in the part's struct column, the other parts null."""
+    n = batch.num_rows
+    return pa.RecordBatch.from_arrays(
+        [pa.StructArray.from_arrays(batch.columns, fields=list(batch.schema)) if f.name == part
+         else pa.nulls(n, f.type) for f in schema], schema=schema)
 
 
 def _segment_batches(split, opts: SourceOptions, findings: list[Finding], **kwargs) -> Iterator[pa.RecordBatch]:
@@ -94,27 +146,40 @@ def _record_stats(split, opts: SourceOptions, findings: list[Finding],
                   aborted: AbortedTransactions) -> Iterator[pa.RecordBatch]:
     """The split's one row of the record_stats view: its records aggregated as they are decoded."""
     from ..format.records import BatchBytes
-    from ..log.log_dir import KRaftSnapshot
     from ..log.record_stats import RecordStats
-    from ..schemas import RECORD_STATS
 
     sizes = BatchBytes()
     stats = RecordStats(aborted, sizes)
     for batch in _segment_batches(split, opts, findings, sizes=sizes):
         stats.add(batch)
+    yield _record_stats_row(split, stats)
+
+
+def _record_stats_row(split, stats) -> pa.RecordBatch:
+    """The record_stats view's row of ``split`` from its records' aggregates
+    (:class:`~kafkalog_spark.log.record_stats.RecordStats`)."""
+    from ..log.log_dir import KRaftSnapshot
+    from ..schemas import RECORD_STATS
+
     snapshot = KRaftSnapshot.parse(split.path)
     row = {"topic": split.topic, "partition": split.partition, "segmentBaseOffset": split.base_offset,
            "position": split.start, "snapshotEndOffset": snapshot.end_offset if snapshot else None,
            "snapshotEpoch": snapshot.epoch if snapshot else None} | stats.row()
-    yield pa.RecordBatch.from_pylist([row], schema=arrow_schema(RECORD_STATS))
+    return pa.RecordBatch.from_pylist([row], schema=arrow_schema(RECORD_STATS))
 
 
 def listing_problem_rows(problems, opts: SourceOptions, pushdown: Pushdown,
                          schema: pa.Schema) -> Iterator[pa.RecordBatch]:
     """The driver's listing problems (a directory that cannot be listed, a FIFO named like a segment) as rows,
-    or the failure naming the first (FAILFAST)."""
+    or the failure naming the first (FAILFAST). The decoded view has them in the parts that have problem rows."""
     check_failfast(opts, [p.finding for p in problems])
     for p in problems:
+        if opts.view == DECODED_VIEW:
+            for part in ("batches", "record_stats"):
+                part_schema = pa.schema(list(schema.field(part).type))
+                yield _in_part(schema, part, problem_rows([p.finding], p.topic, p.partition, None, part_schema,
+                                                          p.log_dir))
+            continue
         rows = problem_rows([p.finding], p.topic, p.partition, None, schema, p.log_dir)
         yield from pushdown.apply(pa.Table.from_batches([rows])).to_batches()
 

@@ -29,15 +29,30 @@ SCHEMAS = {
 
 
 TIER = StructField("tier", StringType())  # "local", or "remote": a segment read from the remote store
+# The decoded view: the `.log` views a job reads of the same segments, from one read of each: a row holds one of
+# these views' rows (the records view's control records only), complete with its logDir and problem, in the struct
+# column named after it (kafkalog_spark.source.decoded_views splits them).
+DECODED_VIEW = "decoded"
+DECODED_PARTS = ("batches", "record_stats", "records")
 
 
 def view_schema(view: str, decode_internal: bool = False, remote_tier: bool = False) -> StructType:
     """A view's columns (without logDir and problem); the records view grows the decoded form of the internal
     topics' records with ``decode_internal``, a view read with a remote store the ``tier`` column."""
+    if view == DECODED_VIEW:
+        return StructType([StructField(part, source_schema(part, decode_internal, remote_tier))
+                           for part in DECODED_PARTS])
     fields = list(SCHEMAS[view].fields)
     if view == "records" and decode_internal:
         fields += schemas.DECODED_INTERNAL
     return StructType(fields + [TIER] if remote_tier else fields)
+
+
+def source_schema(view: str, decode_internal: bool = False, remote_tier: bool = False) -> StructType:
+    """A view's schema as the source returns it: :func:`view_schema` with ``logDir`` and ``problem`` (the decoded
+    view's parts have theirs)."""
+    columns = view_schema(view, decode_internal, remote_tier)
+    return columns if view == DECODED_VIEW else schemas.with_problem(columns)
 
 
 def _segment_rows(log, findings: list[Finding], filesystem=None, checkpoints=None) -> list[dict]:
