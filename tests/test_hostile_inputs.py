@@ -163,6 +163,22 @@ def test_the_source_makes_an_unlistable_dir_a_problem_row_in_every_view(view: st
         ("unreadable_file", str(logs), None, None, str(logs))]
 
 
+def test_the_decoded_view_has_an_unlistable_dir_in_the_parts_with_problem_rows(tmp_path: Path,
+                                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """The driver's listing problems reach the decoded view's batches and record_stats parts as they reach those
+    views read on their own; its control records part has no problem rows."""
+    logs = copy_partitions(tmp_path, "codec-none-0", "tutorial-segments-0")
+    refused = logs / "tutorial-segments-0"
+    fs = unlistable(refused)
+    monkeypatch.setattr(log_dir, "resolve", lambda path, filesystem=None: (filesystem or fs, path))
+    decoded = view_rows(str(logs), "decoded")
+    for part in ("batches", "record_stats"):
+        rows = [r[part] for r in decoded if r[part] is not None]
+        assert problems(rows) == problems(view_rows(str(logs), part)), part
+        assert [(p[0], p[1]) for p in problems(rows)] == [("unreadable_file", str(refused))], part
+    assert not any(r["records"]["problem"] for r in decoded if r["records"] is not None)
+
+
 @pytest.mark.skipif(os.geteuid() == 0, reason="root lists every directory whatever its mode")
 def test_a_partition_dir_without_permissions_is_a_finding(tmp_path: Path) -> None:
     logs = copy_partitions(tmp_path, "codec-none-0", "tutorial-segments-0")

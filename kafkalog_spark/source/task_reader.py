@@ -19,7 +19,7 @@ from .filters import Pushdown
 from .internal_views import decoded_columns
 from .options import SourceOptions
 from .problems import check_failfast, log_dir_of, problem_rows
-from .views import DECODED_PARTS, DECODED_VIEW, read_partition_views
+from .views import DECODED_PARTS, DECODED_PROBLEM_PARTS, DECODED_VIEW, read_partition_views
 
 
 def _with_source_columns(batch: pa.RecordBatch, schema: pa.Schema, log_dir: str, opts: SourceOptions,
@@ -91,8 +91,8 @@ def _decoded_view_rows(split, opts: SourceOptions, schema: pa.Schema, log_dir: s
     from ..log.reader import iter_segment_once
     from ..log.record_stats import RecordStats
 
-    parts = {part: pa.schema(list(schema.field(part).type)) for part in DECODED_PARTS}
-    found: dict[str, list[Finding]] = {"batches": [], "record_stats": []}
+    parts = {part: _part_schema(schema, part) for part in DECODED_PARTS}
+    found: dict[str, list[Finding]] = {part: [] for part in DECODED_PROBLEM_PARTS}
     sizes = BatchBytes()
     stats = RecordStats(aborted, sizes)
     for part, batch in iter_segment_once(split.path, found["batches"], found["record_stats"], start=split.start,
@@ -113,6 +113,11 @@ def _decoded_view_rows(split, opts: SourceOptions, schema: pa.Schema, log_dir: s
     for part, findings in found.items():
         if findings:
             yield _in_part(schema, part, _split_problems(findings, split, parts[part], log_dir, opts))
+
+
+def _part_schema(schema: pa.Schema, part: str) -> pa.Schema:
+    """The schema of one part of the decoded view (its struct column's fields): that view's own."""
+    return pa.schema(list(schema.field(part).type))
 
 
 def _in_part(schema: pa.Schema, part: str, batch: pa.RecordBatch) -> pa.RecordBatch:
@@ -175,10 +180,9 @@ def listing_problem_rows(problems, opts: SourceOptions, pushdown: Pushdown,
     check_failfast(opts, [p.finding for p in problems])
     for p in problems:
         if opts.view == DECODED_VIEW:
-            for part in ("batches", "record_stats"):
-                part_schema = pa.schema(list(schema.field(part).type))
-                yield _in_part(schema, part, problem_rows([p.finding], p.topic, p.partition, None, part_schema,
-                                                          p.log_dir))
+            for part in DECODED_PROBLEM_PARTS:
+                yield _in_part(schema, part, problem_rows([p.finding], p.topic, p.partition, None,
+                                                          _part_schema(schema, part), p.log_dir))
             continue
         rows = problem_rows([p.finding], p.topic, p.partition, None, schema, p.log_dir)
         yield from pushdown.apply(pa.Table.from_batches([rows])).to_batches()

@@ -34,6 +34,8 @@ TIER = StructField("tier", StringType())  # "local", or "remote": a segment read
 # column named after it (kafkalog_spark.source.decoded_views splits them).
 DECODED_VIEW = "decoded"
 DECODED_PARTS = ("batches", "record_stats", "records")
+# the parts with problem rows (the control records have none, as a read of the records view filtered on isControl)
+DECODED_PROBLEM_PARTS = ("batches", "record_stats")
 
 
 def view_schema(view: str, decode_internal: bool = False, remote_tier: bool = False) -> StructType:
