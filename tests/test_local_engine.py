@@ -187,6 +187,18 @@ def test_auto_picks_the_local_engine_below_the_threshold(samples: Path, monkeypa
     monkeypatch.setattr(runtime, "AUTO_LOCAL_BYTES", legacy_bytes)  # not below the threshold any more
     assert runtime.choose_engine(args()) == "spark"
     assert runtime.choose_engine(args(engine="local")) == "local"
+    # a snapshot's Delta tables (the report's): a warehouse on this machine, whatever its size, is read by Sail;
+    # a catalog's tables and an object store's warehouse by Spark
+    from kafkalog_spark.delta import TableLocation
+
+    for warehouse in ("/srv/warehouse", "file:///srv/warehouse", "dbfs:/Volumes/main/ops/warehouse"):
+        assert runtime.choose_engine(args(log_dirs=[]), TableLocation(warehouse=warehouse)) == "local", warehouse
+    for elsewhere in (TableLocation(warehouse="s3a://bucket/warehouse"), TableLocation(schema="kafkalog")):
+        assert runtime.choose_engine(args(log_dirs=[]), elsewhere) == "spark"
+        with pytest.raises(runtime.UsageError, match="--engine local reads the tables of a warehouse on this"):
+            runtime.choose_engine(args(log_dirs=[], engine="local"), elsewhere)
+    assert runtime.choose_engine(args(log_dirs=[], remote="sc://127.0.0.1:15002"),
+                                 TableLocation(warehouse="/srv/warehouse")) == "spark"
     # a process that already runs a classic session (a notebook's, this suite's) keeps it: a process holds one kind
     monkeypatch.setattr(runtime, "AUTO_LOCAL_BYTES", 2**40)
     monkeypatch.setattr(kafkalog_spark.session, "classic_session_running", lambda: True)
@@ -226,6 +238,7 @@ def test_local_engine_usage_mistakes_are_one_line_and_exit_2(samples: Path, caps
         main(["validate", str(samples / "legacy"), "--engine", "jvm"])
     assert e.value.code == 2
     assert "argument --engine: invalid choice: 'jvm'" in capsys.readouterr().err
-    assert main(["report", "--warehouse", str(samples), "--engine", "local"]) == 2
+    assert main(["report", "--schema", "main.kafkalog", "--engine", "local"]) == 2
     assert capsys.readouterr().err.strip().splitlines() == [
-        "kafkalog report: error: --engine local reads LOGDIRs: the Delta tables are read with Spark"]
+        "kafkalog report: error: --engine local reads the tables of a warehouse on this machine's file system: "
+        "main.kafkalog is read with Spark (--engine spark)"]

@@ -190,6 +190,33 @@ def test_the_report_command_from_tables_and_from_log_dirs(spark, snapshot: dict,
     assert "whatIfDay0" in page.tables["table-retention"].keys
 
 
+@pytest.mark.skipif(__import__("importlib.util").util.find_spec("pysail") is None, reason="needs pysail ([local])")
+@pytest.mark.parametrize("snapshot_id", [["--snapshot-id", "r1"], []])
+def test_the_report_from_tables_is_the_same_page_on_the_local_engine(snapshot: dict, snapshot_id: list[str],
+                                                                     tmp_path: Path) -> None:
+    """`kafkalog report --warehouse` on Sail (what --engine auto picks for a warehouse on this machine) reads the
+    Delta tables without a JVM and writes Spark's page byte for byte: r1, and the newest (r2 and growth since r1
+    once the growth test has added it)."""
+    import os
+    import subprocess
+    import sys
+
+    pages = {}
+    for engine in ("local", "spark"):
+        out = tmp_path / f"{engine}.html"
+        args = ["report", "--warehouse", str(snapshot["work"] / "wh"), *snapshot_id, "-o", str(out)]
+        if engine == "local":  # a process of its own: a process holds a classic session or Connect ones, not both
+            done = subprocess.run([sys.executable, "-m", "kafkalog_spark.cli", "--verbose", *args], cwd=ROOT,
+                                  env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True,
+                                  timeout=600)
+            assert done.returncode == 0 and "on the local engine (Sail" in done.stderr, done.stderr[-3000:]
+        else:
+            assert main([*args, "--engine", "spark"]) == 0
+        pages[engine] = out.read_bytes()
+    assert pages["local"] == pages["spark"]
+    assert int(Page(pages["local"].decode()).cards["partitions"]) == snapshot["tables"]["partition_stats"].count()
+
+
 @pytest.mark.parametrize("argv, message", [
     (["report"], "give LOGDIRs, or the tables'"),
     (["report", "--warehouse", "{work}/wh", "--snapshot-id", "nope"], "no committed rows"),

@@ -11,6 +11,7 @@ Exit codes: 0 ok, 2 usage error, 3 internal error.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import datetime as dt
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
@@ -20,12 +21,13 @@ from .arguments import (
     check_log_dirs,
     check_output_file,
     configs_of,
+    local_path,
     parse_time,
     with_metadata_configs,
 )
 from .output import add_config_arguments, progress
 from .runner import log_dir_session
-from .runtime import EXIT_OK, add_engine_argument, spark_session, usage_errors
+from .runtime import EXIT_OK, add_engine_argument, choose_engine, engine_description, spark_session, usage_errors
 
 PROG = "kafkalog report"
 DEFAULT_OUTPUT = "kafkalog-report.html"
@@ -49,7 +51,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     add_config_arguments(logs)
     logs.add_argument("--as-of", metavar="ISO8601|epoch-ms", help="the report's time (default: now)")
     logs.add_argument("--include-internal", action="store_true", help="also report internal topics")
-    add_engine_argument(logs)
+    add_engine_argument(p)
     p.add_argument("--top", type=int, default=20, metavar="N", help="topics and partitions in charts (default 20)")
     p.add_argument("--title", default="kafkalog report", help="the page's title")
     p.set_defaults(func=run)
@@ -64,8 +66,6 @@ def _from_tables(args: argparse.Namespace):
 
     if args.warehouse and args.schema:
         raise UsageError("--warehouse and --schema: give one of them, not both")
-    if args.engine == "local":
-        raise UsageError("--engine local reads LOGDIRs: the Delta tables are read with Spark")
     location = table_location(args.warehouse, args.schema)
     if args.config:
         config = load_config_file(args.config, {"location": location})
@@ -74,8 +74,12 @@ def _from_tables(args: argparse.Namespace):
         raise UsageError("give LOGDIRs, or the tables' --warehouse, --schema or --config")
     else:
         names = None  # the nightly job's own names
-    spark = spark_session(args, "kafkalog-report", delta=True, extra=warehouse_confs(location.warehouse))
-    progress(f"reading snapshot {args.snapshot_id or '(newest)'} of the tables")
+    engine = choose_engine(args, location)
+    if engine == "local":  # Sail reads the tables by their local path (a file: URI is Hadoop's name for it)
+        location = dataclasses.replace(location, warehouse=local_path(location.warehouse))
+    spark = spark_session(args, "kafkalog-report", delta=True, engine=engine,
+                          extra=warehouse_confs(location.warehouse))
+    progress(f"reading snapshot {args.snapshot_id or '(newest)'} of the tables on {engine_description(engine, args)}")
     try:
         return snapshot_tables(spark, location, args.snapshot_id, names)
     except ValueError as e:  # no such snapshot, a malformed snapshot id

@@ -13,9 +13,12 @@ import os
 import sys
 import tomllib
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .arguments import UsageError
+
+if TYPE_CHECKING:
+    from ..delta import TableLocation
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
@@ -75,8 +78,9 @@ def add_engine_argument(p: argparse.ArgumentParser) -> None:
     p.add_argument("--engine", choices=ENGINES, default="auto",
                    help="where the analyses run: 'local' in this process with Sail, no JVM (pysail, in the [spark] "
                         "and [local] extras); 'spark' a local Spark session (or --remote); 'auto' (the default) local "
-                        f"when the LOGDIRs hold less than {AUTO_LOCAL_BYTES // 2**20} MiB of files, Sail is installed "
-                        "and there is no --remote, else spark")
+                        f"when the LOGDIRs hold less than {AUTO_LOCAL_BYTES // 2**20} MiB of files (or the report's "
+                        "tables are a warehouse on this machine), Sail is installed and there is no --remote, else "
+                        "spark")
 
 
 def input_bytes(paths: list[str], limit: int | None = None) -> int | None:
@@ -101,14 +105,23 @@ def input_bytes(paths: list[str], limit: int | None = None) -> int | None:
     return total
 
 
-def choose_engine(args: argparse.Namespace) -> str:
-    """``local`` or ``spark`` for a command's ``--engine`` (commands without the option run on Spark). A choice
-    that cannot work is a usage error, raised before anything starts."""
+def choose_engine(args: argparse.Namespace, tables: TableLocation | None = None) -> str:
+    """``local`` or ``spark`` for a command's ``--engine`` (commands without the option run on Spark): over the
+    LOGDIRs, or over the Delta ``tables`` of a snapshot when given. A choice that cannot work is a usage error,
+    raised before anything starts."""
     from ..session import classic_session_running, sail
+    from .arguments import local_path
 
     engine = getattr(args, "engine", "spark")
     remote = getattr(args, "remote", None)
+    # Sail reads Delta tables by path on this machine (deletion vectors, column mapping and checkpoints included),
+    # a snapshot's tables in a second or two where a Spark session with Delta takes tens of seconds to start; a
+    # catalog's tables, or a warehouse in an object store with its credentials in Spark's settings, are Spark's
+    on_this_machine = tables is None or (tables.by_path and local_path(tables.warehouse) is not None)
     if engine == "local":
+        if not on_this_machine:
+            raise UsageError("--engine local reads the tables of a warehouse on this machine's file system: "
+                             f"{tables.description} is read with Spark (--engine spark)")
         if remote is not None:
             raise UsageError("--engine local runs in this process: it cannot be combined with --remote")
         if not sail.available():
@@ -120,6 +133,8 @@ def choose_engine(args: argparse.Namespace) -> str:
     # auto: a classic session already running here (a notebook's, a test's) is paid for, and excludes this engine
     if engine == "spark" or remote is not None or not sail.available() or classic_session_running():
         return "spark"
+    if tables is not None:
+        return "local" if on_this_machine else "spark"
     size = input_bytes(list(getattr(args, "log_dirs", []) or []), AUTO_LOCAL_BYTES)
     return "local" if size is not None and size < AUTO_LOCAL_BYTES else "spark"
 
@@ -134,15 +149,15 @@ def engine_description(engine: str, args: argparse.Namespace) -> str:
 def spark_session(args: argparse.Namespace, app_name: str, *, delta: bool = False, engine: str | None = None,
                   extra: dict[str, str] | None = None, starting: dict[str, str] | None = None):
     """The commands' one way to a Spark session: local, or ``--remote`` Spark Connect, or on the local engine
-    (``engine``, or the command's ``--engine`` as :func:`choose_engine` resolves it; never with ``delta``: Sail
-    writes no Delta tables of ours). Unless ``--verbose``, Spark's logging and its console progress bar are off
-    (the bar has no newline of its own and glued itself onto the first line of the output): the session sets
-    both from ``quiet`` (a Connect server keeps its own). ``extra`` and ``starting``: more settings
-    (:func:`~kafkalog_spark.session.local_session`)."""
+    (``engine``, or the command's ``--engine`` as :func:`choose_engine` resolves it; with ``delta``, only when
+    ``engine`` says so: Sail reads Delta tables, but the commands that write them write with Spark). Unless
+    ``--verbose``, Spark's logging and its console progress bar are off (the bar has no newline of its own and
+    glued itself onto the first line of the output): the session sets both from ``quiet`` (a Connect server keeps
+    its own). ``extra`` and ``starting``: more settings (:func:`~kafkalog_spark.session.local_session`)."""
     from ..session import local_session
 
     quiet = not getattr(args, "verbose", False)
-    if not delta and (engine or choose_engine(args)) == "local":
+    if (engine or ("spark" if delta else choose_engine(args))) == "local":
         from ..session.sail import sail_session
 
         return sail_session(quiet=quiet)

@@ -15,11 +15,13 @@ In the same run, each in a fresh process as `kafkalog nightly` runs (tests/bench
 
 - the anchor: a bare local session with Delta's jars making as many one-row commits to as many tables as the job
   made (tests/bench/fixed_cost.py), and the nightly job on the fleet benchmark's 1 MB set (the job's fixed cost);
-- per set: read_log's decoder over every segment in one process (the records view into Arrow, one thread), and the
-  nightly job.
+- per set: read_log's decoder over every segment in one process (the records view into Arrow, one thread), the
+  nightly job, and `kafkalog report` of the job's snapshot (as a user runs it: on the local engine, which reads a
+  warehouse on this machine without a JVM; and with --engine spark, the same page from a Spark session).
 
 Reported, as ratios of the same run: the fixed cost against the anchor (target: at most 1.5x); per byte, the set's
 bytes over the job's time less the fixed cost, against the decoder's rate times the cores (target: at least 0.8);
+the report's wall time (target: under 15 s);
 per segment (target: the job's cost at most 2x the decoder's divided by the cores), a bound on the set with the most
 segments (each side's whole time, the job's less the fixed cost, over the segments) and, where one run's noise
 allows, both sets' times split into a part per byte and a part per segment (:func:`split_costs`). Writes
@@ -48,6 +50,7 @@ GENERATOR_VERSION = "GenSegment.java fleet v2 + checkpoints v1"
 GIB, KIB = 1 << 30, 1 << 10
 CLUSTER_ID = "kafkalogBenchCluster0A"  # a KRaft cluster id: 22 characters of URL-safe base64
 FIXED_TARGET, PER_BYTE_TARGET, PER_SEGMENT_TARGET = 1.5, 0.8, 2.0
+REPORT_TARGET_S = 15
 
 
 @dataclass(frozen=True)
@@ -131,9 +134,17 @@ def bench_set(broker: BrokerSet, fixed: float) -> dict:
     decode = decode_single_process(broker.log_dir)
     print(f"  {broker.name}: the nightly job ...", file=sys.stderr, flush=True)
     with tempfile.TemporaryDirectory(prefix=f"broker-{broker.name}-", dir=DATA_DIR) as tmp:
-        job = run_job("nightly", broker.log_dir, Path(tmp))
+        for step in ("nightly", "report", "report-spark"):  # run_job's report reads ../nightly/warehouse
+            (Path(tmp) / step).mkdir()
+        job = run_job("nightly", broker.log_dir, Path(tmp) / "nightly")
+        reports = {}
+        if "failed" not in job:
+            print(f"  {broker.name}: the report, on the local engine and on Spark ...", file=sys.stderr, flush=True)
+            reports = {"report": run_job("report", broker.log_dir, Path(tmp) / "report"),
+                       "report_spark": run_job("report", broker.log_dir, Path(tmp) / "report-spark",
+                                               args=["--engine", "spark"])}
     result = {"set": broker.name, **{k: info[k] for k in ("partitions", "segments", "bytes", "records", "files")},
-              "cores": cores, "decode": decode, "nightly": job}
+              "cores": cores, "decode": decode, "nightly": job, **reports}
     if "failed" not in job:
         decode_rate = info["bytes"] / decode["seconds"]
         result["nightly_mb_s_above_fixed"] = round(info["bytes"] / (job["seconds"] - fixed) / 1e6, 1)
@@ -170,17 +181,25 @@ def per_segment(results: list[dict], fixed: float) -> dict | None:
     return out
 
 
+def _seconds(job: dict | None) -> str:
+    if job is None:
+        return "-"
+    return "failed" if "failed" in job else str(job["seconds"])
+
+
 def markdown(anchor: dict, fixed_job: dict, results: list[dict], split: dict | None) -> str:
     ratio = fixed_job["seconds"] / anchor["seconds"]
     lines = ["| set | partitions | segments | files beside the segments | MB of `.log` | decode, 1 process s "
-             "(MB/s x cores) | nightly s | nightly MB/s above the fixed cost | per byte: vs decode x cores |",
-             "|---|---:|---:|---|---:|---:|---:|---:|---:|"]
+             "(MB/s x cores) | nightly s | nightly MB/s above the fixed cost | per byte: vs decode x cores | "
+             f"report s, local engine (on Spark) (target: under {REPORT_TARGET_S} s) |",
+             "|---|---:|---:|---|---:|---:|---:|---:|---:|---:|"]
     for r in results:
         others = ", ".join(f"{n} {k}" for k, n in r["files"].items() if k != ".log")
         rate = r["bytes"] / r["decode"]["seconds"] * r["cores"] / 1e6
         lines.append(f"| {r['set']} | {r['partitions']:,} | {r['segments']:,} | {others} | {r['bytes'] / 1e6:,.0f} | "
                      f"{r['decode']['seconds']} ({rate:,.0f}) | {r['nightly'].get('seconds')} | "
-                     f"{r.get('nightly_mb_s_above_fixed', 'failed')} | {r.get('per_byte_vs_decode_x_cores', '')} |")
+                     f"{r.get('nightly_mb_s_above_fixed', 'failed')} | {r.get('per_byte_vs_decode_x_cores', '')} | "
+                     f"{_seconds(r.get('report'))} ({_seconds(r.get('report_spark'))}) |")
     lines += ["", f"Fixed cost: the nightly job on the 1 MB set {fixed_job['seconds']} s, its anchor (a bare session "
               f"with Delta, {anchor['commits']} one-row commits to {anchor['tables']} tables) {anchor['seconds']} s: "
               f"{ratio:.2f}x (target: at most {FIXED_TARGET}x, {'met' if ratio <= FIXED_TARGET else 'not met'})."]
@@ -233,9 +252,11 @@ def main(argv: list[str] | None = None) -> int:
     RESULTS.write_text(json.dumps({"anchor": anchor, "fixed": fixed_job, "sets": results, "split": split}, indent=2)
                        + "\n")
     print(markdown(anchor, fixed_job, results, split))
-    failed = [r for r in results if "failed" in r["nightly"]]
-    for r in failed:
-        print(f"failed: {r['set']}: {r['nightly']['failed']}", file=sys.stderr)
+    failed = [(r["set"], job) for r in results for job in ("nightly", "report", "report_spark")
+              if "failed" in r.get(job, {})]
+    for name, job in failed:
+        print(f"failed: {name}: {job}: {next(r for r in results if r['set'] == name)[job]['failed']}",
+              file=sys.stderr)
     return 1 if failed else 0
 
 
