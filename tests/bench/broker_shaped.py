@@ -252,11 +252,10 @@ def main(argv: list[str] | None = None) -> int:
     RESULTS.write_text(json.dumps({"anchor": anchor, "fixed": fixed_job, "sets": results, "split": split}, indent=2)
                        + "\n")
     print(markdown(anchor, fixed_job, results, split))
-    failed = [(r["set"], job) for r in results for job in ("nightly", "report", "report_spark")
+    failed = [(r["set"], job, r[job]["failed"]) for r in results for job in ("nightly", "report", "report_spark")
               if "failed" in r.get(job, {})]
-    for name, job in failed:
-        print(f"failed: {name}: {job}: {next(r for r in results if r['set'] == name)[job]['failed']}",
-              file=sys.stderr)
+    for name, job, message in failed:
+        print(f"failed: {name}: {job}: {message}", file=sys.stderr)
     return 1 if failed else 0
 
 
