@@ -11,16 +11,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from kafkalog_spark.cli import main
-from tests.helpers.corpus import INTERNAL, KAFKA4, ROOT, SAMPLES
+from tests.helpers.child_process import run_python
+from tests.helpers.corpus import INTERNAL, KAFKA4, SAMPLES
 from tests.helpers.damaged import seg
 from tests.helpers.engine_tables import AS_OF, engine_tables
 
@@ -40,16 +38,11 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[str], list[st
     return dirs, [str(d) for d in damaged]
 
 
-def _local(*args: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.run([sys.executable, *args], capture_output=True, text=True, timeout=600, cwd=ROOT, env=env)
-
-
 @pytest.fixture(scope="module")
 def local_tables(inputs, tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[str]]:
     out = tmp_path_factory.mktemp("local") / "tables.json"
     dirs, together = inputs
-    done = _local("-m", "tests.helpers.engine_tables", str(out), json.dumps(dirs), json.dumps(together))
+    done = run_python("-m", "tests.helpers.engine_tables", str(out), json.dumps(dirs), json.dumps(together))
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(out.read_text())
 
@@ -93,7 +86,7 @@ OWN_WARNINGS = ("the log dirs hold the metadata of ",)  # kafkalog_spark.source.
 
 
 def _same_on_both_engines(args: list[str], capsys) -> str:
-    local = _local("-m", "kafkalog_spark.cli", *args, "--engine", "local")
+    local = run_python("-m", "kafkalog_spark.cli", *args, "--engine", "local")
     code = main([*args, "--engine", "spark"])
     out = capsys.readouterr().out
     assert (local.returncode, sorted(local.stdout.splitlines())) == (code, sorted(out.splitlines()))
@@ -139,7 +132,7 @@ def test_the_report_from_log_dirs_is_the_same_page_on_both_engines(spark, extra:
         out = tmp_path / f"{engine}.html"
         args = ["report", str(SAMPLES / "broker"), *extra, "--as-of", str(AS_OF), "-o", str(out), "--engine", engine]
         if engine == "local":
-            done = _local("-m", "kafkalog_spark.cli", *args)
+            done = run_python("-m", "kafkalog_spark.cli", *args)
             assert done.returncode == 0, done.stderr[-3000:]
         else:
             assert main(args) == 0
@@ -169,7 +162,7 @@ def test_the_commands_print_the_same_json_and_exit_the_same(spark, inputs, comma
 def test_auto_picks_the_local_engine_below_the_threshold(samples: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from kafkalog_spark.commands import runtime
 
-    done = _local("-m", "kafkalog_spark.cli", "--verbose", "stats", str(samples / "legacy"), "--json")
+    done = run_python("-m", "kafkalog_spark.cli", "--verbose", "stats", str(samples / "legacy"), "--json")
     assert done.returncode == 0, done.stderr
     assert "with the local engine" in done.stderr and legacy_stats(done.stdout) == EXPECTED_LEGACY_STATS
 
@@ -215,7 +208,7 @@ def test_a_view_too_large_to_persist_is_read_again_with_the_same_findings(sample
     command = ["validate", str(samples / "broker"), str(samples / "legacy"), "--engine", "local", "--json", "--all"]
     run = ("import sys; from kafkalog_spark.session import sail; sail.PERSIST_MAX_BYTES = int(sys.argv[1]); "
            "from kafkalog_spark.cli import main; raise SystemExit(main(sys.argv[2:]))")
-    persisted, read_again = (_local("-c", run, limit, *command) for limit in (str(2**40), "1"))
+    persisted, read_again = (run_python("-c", run, limit, *command) for limit in (str(2**40), "1"))
     # no error in the corpus (exit 0): the compaction leftovers of compacted-cleaned-0 (the cleaner's replaced
     # segments pending deletion; the cleaned segments start above their names and leave gaps: data/samples/README.md)
     assert persisted.returncode == read_again.returncode == 0, read_again.stderr

@@ -197,18 +197,14 @@ def test_the_report_from_tables_is_the_same_page_on_the_local_engine(snapshot: d
     """`kafkalog report --warehouse` on Sail (what --engine auto picks for a warehouse on this machine) reads the
     Delta tables without a JVM and writes Spark's page byte for byte: r1, and the newest (r2 and growth since r1
     once the growth test has added it)."""
-    import os
-    import subprocess
-    import sys
+    from tests.helpers.child_process import run_python
 
     pages = {}
     for engine in ("local", "spark"):
         out = tmp_path / f"{engine}.html"
         args = ["report", "--warehouse", str(snapshot["work"] / "wh"), *snapshot_id, "-o", str(out)]
         if engine == "local":  # a process of its own: a process holds a classic session or Connect ones, not both
-            done = subprocess.run([sys.executable, "-m", "kafkalog_spark.cli", "--verbose", *args], cwd=ROOT,
-                                  env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True,
-                                  timeout=600)
+            done = run_python("-m", "kafkalog_spark.cli", "--verbose", *args)
             assert done.returncode == 0 and "on the local engine (Sail" in done.stderr, done.stderr[-3000:]
         else:
             assert main([*args, "--engine", "spark"]) == 0
