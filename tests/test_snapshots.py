@@ -26,9 +26,11 @@ from kafkalog_spark.delta import (
     begin,
     clean_up,
     commit,
+    committed_runs,
     new_run_id,
     read_table,
     replaced_runs,
+    runs_rows,
 )
 from kafkalog_spark.delta.snapshots import RUN_COLUMN
 from kafkalog_spark.kafka_versions import KafkaVersion
@@ -40,7 +42,7 @@ INJECTION = "a\\' OR 1=1 --"  # Spark SQL reads \' as an escaped quote: pasted i
 # the others), the manifest, then the clean-up of each table.
 WRITTEN = (*nightly.TABLES, *nightly.CACHE_TABLES)
 COMMITS = (RUNS, *WRITTEN, MANIFEST, *(f"clean-up {t}" for t in WRITTEN))
-# make kill-matrix: KAFKALOG_KILL_MATRIX=all kills after every commit (38 kills, each a fresh job and a re-run);
+# make kill-matrix: KAFKALOG_KILL_MATRIX=all kills after every commit (46 kills, each a fresh job and a re-run);
 # =kinds after one commit of each kind: the manifest's (committed, nothing cleaned up) and the last clean-up's (the
 # job's last commit); =manifest after the manifest's alone. The third kind, a table's (one table written, no
 # manifest: readers see none of it), CI kills with the tables in S3 (tests/test_object_store_spark.py); =all kills
@@ -149,6 +151,28 @@ def test_runs_names_every_run_with_rows_from_its_creation_on(spark, tmp_path: Pa
     stored = spark.read.format("delta").load(str(tmp_path / RUNS))
     assert sorted((r.snapshotId, r.runId, r.startedTime is None) for r in stored.collect()) == sorted(
         [("s", committed_run, True), ("s", killed_run, True), ("s", rerun, False), ("t", new_run, False)])
+
+
+def test_runs_rows_reads_the_committed_runs_named_and_nothing_else(spark, tmp_path: Path) -> None:
+    """What an incremental run reads back: the rows of each snapshot's committed run, the manifest asked once
+    (committed_runs), then each table pruned to the runs named (runs_rows): the same rows read_table gives, not a
+    replaced run's, a killed run's or another snapshot's."""
+    where = TableLocation(warehouse=str(tmp_path))
+
+    def rows(x: int):
+        return spark.createDataFrame([(x,)], "x int")
+
+    replaced, rerun, other, killed = (new_run_id() for _ in range(4))
+    for x, snapshot_id, run in ((1, "s", replaced), (2, "s", rerun), (3, "t", other)):
+        append_rows(rows(x), where, "a", snapshot_id, T0, run)
+        commit(spark, where, snapshot_id, T0, run, ["a"])
+    append_rows(rows(4), where, "a", "u", T0, killed)  # never committed
+    runs = committed_runs(spark, where)
+    assert runs == {"s": rerun, "t": other}
+    both = sorted((r.snapshotId, r.x) for r in runs_rows(spark, where, "a", runs).collect())
+    assert both == [("s", 2), ("t", 3)] == sorted((r.snapshotId, r.x) for r in read_table(spark, where, "a").collect())
+    assert [r.x for r in runs_rows(spark, where, "a", {"t": other}).collect()] == [3]
+    assert runs_rows(spark, where, "a", {}).count() == 0
 
 
 @pytest.mark.kill

@@ -30,12 +30,12 @@ from . import index_entries, partition_checks, segment_checks
 from .finding_columns import INDEX_FINDINGS, KEYS
 
 VIEWS = ("segments", "batches", "index", "partition_files")
-__all__ = ["INDEX_FINDINGS", "VIEWS", "entry_findings", "index_findings", "log_dirs_of", "read_validation_views",
-           "validate", "validate_rows"]
+__all__ = ["INDEX_FINDINGS", "VIEWS", "batch_findings", "entry_findings", "index_findings", "log_dirs_of",
+           "read_validation_views", "validate", "validate_rows"]
 
 
 def index_findings(spark: SparkSession, views: Mapping[str, DataFrame], log_dirs: Sequence[str] = (), *,
-                   entry_rows: DataFrame | None = None) -> DataFrame:
+                   entry_rows: DataFrame | None = None, batch_rows: DataFrame | None = None) -> DataFrame:
     """Index and segment validation findings (schema :data:`INDEX_FINDINGS`).
 
     ``views``: ``segments``, ``batches``, ``index`` and ``partition_files`` as the `kafkalog` source reads
@@ -47,7 +47,8 @@ def index_findings(spark: SparkSession, views: Mapping[str, DataFrame], log_dirs
     Each log dir's partitions are checked on their own (replicas of a partition in several brokers' log dirs stay
     apart). ``entry_rows``: the index entries' findings (:func:`entry_findings`) when the caller has them, some
     perhaps kept from an earlier run (``views['index']`` then lacks those segments' entries); by default computed
-    from the views. Lazy, except for the driver-side read of the root checkpoints.
+    from the views; ``batch_rows``, likewise, the findings of each segment's batches (:func:`batch_findings`). Lazy,
+    except for the driver-side read of the root checkpoints.
     """
     missing = [v for v in VIEWS if v not in views]
     if missing:
@@ -58,7 +59,7 @@ def index_findings(spark: SparkSession, views: Mapping[str, DataFrame], log_dirs
     live = segment_checks.live_segments(views)
     summary = segment_checks.segment_summary(views, live)
     parts = [
-        *segment_checks.findings(views, live, summary),
+        *segment_checks.findings(views, live, summary, batch_rows),
         index_entries.findings(views, live) if entry_rows is None else entry_rows,
         *partition_checks.findings(views, live, summary, line_positions),
         root,
@@ -73,6 +74,13 @@ def entry_findings(views: Mapping[str, DataFrame]) -> DataFrame:
     """The findings of each segment's index entries against its batches (:mod:`.index_entries`): a function of the
     segment's files alone (its `.log`, `.index` and `.timeindex`), so an incremental run keeps them per segment."""
     return index_entries.findings(views, segment_checks.live_segments(views))
+
+
+def batch_findings(views: Mapping[str, DataFrame]) -> DataFrame:
+    """The findings of each segment's batches among themselves (CRCs, offset order:
+    :func:`.segment_checks.batch_findings`): a function of the segment's `.log` alone, so an incremental run keeps
+    them per segment."""
+    return segment_checks.batch_findings(views, segment_checks.live_segments(views))
 
 
 def log_dirs_of(paths: Sequence[str]) -> list[str]:

@@ -52,11 +52,13 @@ LOG_OFFSETS = StructType([
 
 
 def log_offsets(records: DataFrame, batches: DataFrame, segments: DataFrame, partition_files: DataFrame,
-                configs: ConfigSource, now_ms: int, context: PartitionContext | None = None) -> DataFrame:
+                configs: ConfigSource, now_ms: int, context: PartitionContext | None = None, *,
+                summary: DataFrame | None = None) -> DataFrame:
     """One row per partition with segments in each log dir (schema :data:`LOG_OFFSETS`), from the views of those
     log dirs. ``configs``: the topics' effective configs (producer.id.expiration.ms decides which producers a
     loading broker keeps); ``now_ms``: the load time to assume; ``context``: the partitions' context a job already
-    collected from the same views, for every topic (None: collected here)."""
+    collected from the same views, for every topic (None: collected here); ``summary``: the batches'
+    :func:`~.batch_summary.batch_summary` when the caller has it (each partition's log end is then read from it)."""
     context = context if context is not None else collect_partition_context(segments, partition_files)
     names = context.topics
     spark = segments.sparkSession
@@ -65,20 +67,22 @@ def log_offsets(records: DataFrame, batches: DataFrame, segments: DataFrame, par
     settings = resolve_settings(configs, names)
     controls = records.where(F.col("isControl") & F.col("snapshotEndOffset").isNull())
     live = batches.where(F.col("snapshotEndOffset").isNull())
-    rows = (batch_rows(replayed_batches(live, context)).unionByName(record_rows(controls), allowMissingColumns=True)
+    replayed = replayed_batches(live, context, summary)
+    rows = (batch_rows(replayed).unionByName(record_rows(controls), allowMissingColumns=True)
             .unionByName(problem_rows(live), allowMissingColumns=True))
     rows = rows.unionByName(partition_markers(spark, context), allowMissingColumns=True)
     return rows.groupBy(*PARTITION).applyInArrow(_offsets_function(context, settings, int(now_ms)), LOG_OFFSETS)
 
 
-def replayed_batches(batches: DataFrame, context: PartitionContext) -> DataFrame:
+def replayed_batches(batches: DataFrame, context: PartitionContext, summary: DataFrame | None = None) -> DataFrame:
     """The batches of ``batches`` a loading broker reads, or more: a partition with producer snapshots is replayed
     from the newest usable one (:func:`.cleaner.producer_state.load_producer_state` decides which), so the batches
     that end before it are left out here, which on a broker's log is nearly all of them. The bound kept is safe
     whichever snapshot is used: ``S``, the newest snapshot at or below the log end as the live segments' batches
     give it (a newer usable one, or the log start, only replays from further on), lowered to the first offset of a
     transaction open in any snapshot from ``S`` on (its first batch is read for the open transactions' columns); the
-    batch holding the log end is at or past it."""
+    batch holding the log end is at or past it. ``summary``: the batches' per-segment
+    :func:`~.batch_summary.batch_summary`, where the log end is read when given (not from every batch)."""
     spark = batches.sparkSession
     snapshots = [(*key, offset, min([e[4] for e in entries if e[4] is not None and e[4] >= 0], default=offset))
                  for key, c in context.partitions.items() if c["segments"]
@@ -90,8 +94,8 @@ def replayed_batches(batches: DataFrame, context: PartitionContext) -> DataFrame
     live_segments = spark.createDataFrame(
         [(*key, s[0]) for key, c in context.partitions.items() for s in c["segments"]],
         "logDir string, topic string, partition int, segmentBaseOffset long")
-    log_end = (batches.where(F.col("problem").isNull())
-               .join(F.broadcast(live_segments), [*PARTITION, "segmentBaseOffset"], "left_semi")
+    per_segment = batches.where(F.col("problem").isNull()) if summary is None else summary
+    log_end = (per_segment.join(F.broadcast(live_segments), [*PARTITION, "segmentBaseOffset"], "left_semi")
                .groupBy(*PARTITION).agg((F.max("lastOffset") + 1).alias("batchLogEnd")))
     at_end = snaps.join(log_end, PARTITION).where(F.col("snapshotOffset") <= F.col("batchLogEnd"))
     newest = at_end.groupBy(*PARTITION).agg(F.max("snapshotOffset").alias("newest"))

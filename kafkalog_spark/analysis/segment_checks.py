@@ -103,30 +103,54 @@ def reader_findings(views: Mapping[str, DataFrame], live: DataFrame) -> DataFram
 
 
 def batch_findings(views: Mapping[str, DataFrame], live: DataFrame) -> DataFrame:
-    """CRCs, offset order within a segment, and the first batch past the next segment's base offset."""
-    w = Window.partitionBy(*KEYS).orderBy("position")
-    b = (ok(views["batches"]).join(live.select(*KEYS, "logFile", "nextBaseOffset"), KEYS)
-         .withColumn("prevLast", F.lag("lastOffset").over(w)).withColumn("prevPosition", F.lag("position").over(w)))
+    """CRCs and offset order within a segment: a function of the segment's batches alone, so an incremental run keeps
+    them per segment (:func:`overlap_findings` looks at the next segment too)."""
+    b = _ordered_batches(ok(views["batches"]).join(live.select(*KEYS, "logFile"), KEYS))
     first = F.coalesce(F.col("baseOffset"), F.col("lastOffset"))  # a legacy wrapper: only its last offset is known
-    offsets = text("offsets ", _or_unknown("baseOffset"), "..", F.col("lastOffset"))
-    at = dict(file=F.col("logFile"), position=F.col("position"), base_offset=F.col("segmentBaseOffset"))
+    return emit(
+        b,
+        candidate(~F.col("isValid"), "error", "batch_crc_invalid", **_at_batch(),
+                  expected="stored CRC equal to the computed one",
+                  found=text("stored CRC ", F.col("crc"), " (magic ", F.col("magic"), ")"),
+                  detail=text("batch of ", _offsets(), ", ", F.col("size"), " bytes: its content is damaged; "
+                              "consumers fail with CorruptRecordException and broker recovery truncates the segment "
+                              "here")),
+        candidate(first <= F.col("prevLast"), "error", "batch_offsets_not_increasing", **_at_batch(),
+                  expected=text("first offset > ", F.col("prevLast")), found=_offsets(),
+                  detail=text("the previous batch (at position ", F.col("prevPosition"), ") ends at offset ",
+                              F.col("prevLast"), ": offsets must increase through a segment (lookups assume it)")),
+    )
+
+
+def overlap_findings(views: Mapping[str, DataFrame], summary: DataFrame) -> DataFrame:
+    """The first batch past the next segment's base offset. Only a segment whose largest last offset
+    (``summary``: :func:`segment_summary`) reaches the next segment's base can hold one, so only those segments'
+    batches are read (an incremental run reads no unchanged segment's batches for this)."""
+    reaching = summary.where(F.col("maxLast") >= F.col("nextBaseOffset")).select(*KEYS, "logFile", "nextBaseOffset")
+    b = _ordered_batches(ok(views["batches"]).join(reaching, KEYS))
     nxt = F.col("nextBaseOffset")
     return emit(
         b,
-        candidate(~F.col("isValid"), "error", "batch_crc_invalid", **at,
-                  expected="stored CRC equal to the computed one",
-                  found=text("stored CRC ", F.col("crc"), " (magic ", F.col("magic"), ")"),
-                  detail=text("batch of ", offsets, ", ", F.col("size"), " bytes: its content is damaged; consumers "
-                              "fail with CorruptRecordException and broker recovery truncates the segment here")),
-        candidate(first <= F.col("prevLast"), "error", "batch_offsets_not_increasing", **at,
-                  expected=text("first offset > ", F.col("prevLast")), found=offsets,
-                  detail=text("the previous batch (at position ", F.col("prevPosition"), ") ends at offset ",
-                              F.col("prevLast"), ": offsets must increase through a segment (lookups assume it)")),
         candidate((F.col("lastOffset") >= nxt) & (F.col("prevLast").isNull() | (F.col("prevLast") < nxt)),
-                  "error", "segment_overlap", **at, expected=text("offsets < ", nxt, " (the next segment's base)"),
-                  found=offsets, detail=text("from this batch on, the segment holds offsets at or past the start of ",
-                                             _name(nxt), ": two segments claim the same offsets")),
+                  "error", "segment_overlap", **_at_batch(), expected=text("offsets < ", nxt, " (the next segment's "
+                                                                          "base)"),
+                  found=_offsets(), detail=text("from this batch on, the segment holds offsets at or past the start "
+                                                "of ", _name(nxt), ": two segments claim the same offsets")),
     )
+
+
+def _ordered_batches(b: DataFrame) -> DataFrame:
+    """Each batch with the last offset and position of the batch before it in its segment."""
+    w = Window.partitionBy(*KEYS).orderBy("position")
+    return b.withColumn("prevLast", F.lag("lastOffset").over(w)).withColumn("prevPosition", F.lag("position").over(w))
+
+
+def _at_batch() -> dict[str, Column]:
+    return dict(file=F.col("logFile"), position=F.col("position"), base_offset=F.col("segmentBaseOffset"))
+
+
+def _offsets() -> Column:
+    return text("offsets ", _or_unknown("baseOffset"), "..", F.col("lastOffset"))
 
 
 def segment_summary(views: Mapping[str, DataFrame], live: DataFrame) -> DataFrame:
@@ -214,6 +238,8 @@ def stray_findings(views: Mapping[str, DataFrame]) -> DataFrame:
                                 found=text(F.col("logSize"), " bytes"), detail=detail))
 
 
-def findings(views: Mapping[str, DataFrame], live: DataFrame, summary: DataFrame) -> list[DataFrame]:
-    return [reader_findings(views, live), batch_findings(views, live), segment_findings(views, summary),
-            stray_findings(views)]
+def findings(views: Mapping[str, DataFrame], live: DataFrame, summary: DataFrame,
+             batch_rows: DataFrame | None = None) -> list[DataFrame]:
+    """Every check of this module; ``batch_rows``: :func:`batch_findings` when the caller has them."""
+    return [reader_findings(views, live), batch_findings(views, live) if batch_rows is None else batch_rows,
+            overlap_findings(views, summary), segment_findings(views, summary), stray_findings(views)]

@@ -8,18 +8,20 @@ from .snapshots import (
     clean_up,
     commit,
     committed,
+    committed_runs,
     drop_runs,
     new_run_id,
     other_runs,
     read_table,
     replaced_runs,
     run_rows,
+    runs_rows,
     snapshot_tables_written,
     table_exists,
 )
 from .tables import IDENTIFIER, TableLocation, check_name, check_snapshot_id
 
 __all__ = ["IDENTIFIER", "MANIFEST", "RUNS", "TableLocation", "append_rows", "begin", "check_name",
-           "check_snapshot_id", "clean_up", "commit", "committed", "drop_runs", "new_run_id", "other_runs",
-           "read_table", "replaced_runs", "run_rows", "snapshot_tables_written",
+           "check_snapshot_id", "clean_up", "commit", "committed", "committed_runs", "drop_runs", "new_run_id",
+           "other_runs", "read_table", "replaced_runs", "run_rows", "runs_rows", "snapshot_tables_written",
            "table_exists"]

@@ -157,6 +157,22 @@ def committed(spark: SparkSession, where: TableLocation) -> DataFrame:
             .select("snapshotId", f"run.{RUN_COLUMN}", "run.snapshotTime"))
 
 
+def committed_runs(spark: SparkSession, where: TableLocation) -> dict[str, str]:
+    """Each committed snapshot's id -> the id of its latest committed run (:func:`committed`), collected: one query
+    of the manifest, for a caller that then reads several tables' rows of some of them (:func:`runs_rows`)."""
+    return {r.snapshotId: r[RUN_COLUMN] for r in committed(spark, where).select("snapshotId", RUN_COLUMN).collect()}
+
+
+def runs_rows(spark: SparkSession, where: TableLocation, table: str, runs: Mapping[str, str]) -> DataFrame:
+    """The rows of ``table`` of some committed snapshots, ``runs``: each one's id -> its committed run's id, as
+    :func:`committed_runs` gives them. One scan pruned to those partitions: unlike :func:`read_table`, no query of the
+    manifest for each table read."""
+    keep = F.lit(False)
+    for snapshot_id, run_id in sorted(runs.items()):
+        keep = keep | ((F.col("snapshotId") == snapshot_id) & (F.col(RUN_COLUMN) == run_id))
+    return _load(spark, where, table).where(keep).drop(RUN_COLUMN)
+
+
 def snapshot_tables_written(spark: SparkSession, where: TableLocation, snapshot_id: str) -> list[str]:
     """The tables the committed run of ``snapshot_id`` wrote (its manifest row's ``tables``; [] when it has
     none): a snapshot written before a table existed does not list it."""

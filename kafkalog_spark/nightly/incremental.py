@@ -14,21 +14,30 @@ views (batches, record_stats, records) read from a segment follow from its ident
 
 So do the findings of its index entries against its batches
 (:func:`~kafkalog_spark.analysis.index_validation.entry_findings`): a run reads the index entries of the segments it
-decodes only (the source's index view, given ``segmentFiles``; every index is still read for its problem rows).
+decodes only (the source's index view, given ``segmentFiles``; every index is still read for its problem rows); and
+what the analyses derive from its batches alone (:data:`KEPT`): their aggregates
+(:func:`~kafkalog_spark.analysis.batch_summary.batch_summary`) and their findings among themselves
+(:func:`~kafkalog_spark.analysis.index_validation.batch_findings`).
 
-Each run writes the rows of the segments it decoded into the tables of :data:`DECODED`, one per view, their entry
-findings into :data:`ENTRY_FINDINGS`, and a row per segment into :data:`SEGMENTS` (its identity, ``recordsWhole``
-and ``decodedIn``: the snapshot holding its rows). The next run compares its segments with those of the latest
-committed snapshot of each log dir, decodes those that differ, are new, or whose rows are not found, and reads the
-others' rows back from their ``decodedIn`` snapshot: its views hold the same rows as a full run's, and so does
-every table computed from them. A compacted topic's segment (whose records the job keeps whole, not only its control
-records) is reused only if its records were kept whole when it was decoded; rows kept whole of a topic no longer
-compacted are cut to its control records.
+Each run writes the rows of the segments it decoded into the tables of :data:`DECODED`, one per view, and of
+:data:`KEPT`, and a row per segment into :data:`SEGMENTS` (its identity, ``recordsWhole`` and ``decodedIn``: the
+snapshot holding its rows). The next run compares its segments with those of the latest committed snapshot of each
+log dir, decodes those that differ, are new, or whose rows are not found, and reads the others' rows back from their
+``decodedIn`` snapshot: its views hold the same rows as a full run's, and so does every table computed from them.
+The analyses that read every batch read the unchanged segments' per-segment rows of :data:`KEPT` instead of their
+batches; those that read some batches one by one (control and transactional batches, the compacted topics', a
+partition's replay from its producer snapshot, replicas compared) select them from the batch rows read back.
 
-Planning reads back three small things, each with one query: the segments' identities, the previous snapshots'
-identities of the same log dirs, and which of those segments' record_stats rows exist (every decoded segment has
-at least one). A snapshot's rows are replaced only by a run of the same snapshot id, which decodes again every segment
-whose rows that snapshot held, so the runs after it find them there; runs read back from the latest snapshot only.
+A compacted topic's segment (whose records the job keeps whole, not only its control records) is reused only if its
+records were kept whole when it was decoded; rows kept whole of a topic no longer compacted are cut to its control
+records.
+
+Planning reads back three small things, each with one query: the committed snapshots' runs (the manifest), the previous
+snapshots' identities of the same log dirs, and which of those segments' record_stats rows exist (every decoded segment
+has at least one). Each table is then read back pruned to the partitions of those runs, with no further query of the
+manifest: on the driver, each read of a Delta table is a file listing planned again in every plan that holds it. A
+snapshot's rows are replaced only by a run of the same snapshot id, which decodes again every segment whose rows that
+snapshot held, so the runs after it find them there; runs read back from the latest snapshot only.
 """
 
 from __future__ import annotations
@@ -40,14 +49,20 @@ from dataclasses import dataclass, field
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
-from ..delta import TableLocation, read_table, table_exists
+from ..delta import TableLocation, committed_runs, runs_rows, table_exists
 
 SEGMENTS = "decoded_segments"
 DECODED = {"batches": "decoded_batches", "record_stats": "decoded_record_stats", "records": "decoded_records"}
-ENTRY_FINDINGS = "decoded_index_findings"
-CACHE_TABLES = (SEGMENTS, *DECODED.values(), ENTRY_FINDINGS)
-# the views' key of the segments' entry findings (computed from the views: not a view of the source)
+# per segment, what the analyses derive from its files alone, by the views' key (computed from the source's views:
+# not views of the source): the table keeping it and its column of the segment's base offset
 ENTRY_FINDINGS_VIEW = "index_entry_findings"
+BATCH_FINDINGS_VIEW = "batch_findings"
+SUMMARY_VIEW = "batch_summary"
+KEPT = {ENTRY_FINDINGS_VIEW: ("decoded_index_findings", "baseOffset"),
+        BATCH_FINDINGS_VIEW: ("decoded_batch_findings", "baseOffset"),
+        SUMMARY_VIEW: ("decoded_batch_summary", "segmentBaseOffset")}
+ENTRY_FINDINGS = KEPT[ENTRY_FINDINGS_VIEW][0]
+CACHE_TABLES = (SEGMENTS, *DECODED.values(), *(table for table, _ in KEPT.values()))
 KEYS = ("logDir", "topic", "partition", "segmentBaseOffset")
 IDENTITY = (*KEYS, "logFile", "logSize", "logModified", "indexModified", "timeIndexSize", "timeIndexModified",
             "abortedKey", "decodeKey")
@@ -97,16 +112,13 @@ class DecodePlan:
     """What a run decodes and what it reads back. ``decode``: the `.log` files to decode (None: every one, a full
     run); ``segments``: this run's rows of :data:`SEGMENTS`; ``reused``: the keys of the segments read back, each
     with the ``snapshotId`` holding its rows; ``counts``: the manifest's segmentsDecoded, segmentsReused,
-    bytesDecoded and bytesReused."""
+    bytesDecoded and bytesReused; ``runs``: the committed run of each snapshot read back (that holds its rows)."""
 
     decode: tuple[str, ...] | None
     segments: list[tuple]
     reused: list[tuple] = field(default_factory=list)
     counts: dict[str, int] = field(default_factory=dict)
-
-    @property
-    def sources(self) -> list[str]:
-        return sorted({r[-1] for r in self.reused})
+    runs: dict[str, str] = field(default_factory=dict)
 
     def source_option(self) -> dict[str, str]:
         """The `kafkalog` source's option that decodes only :attr:`decode` (none for a full run)."""
@@ -119,7 +131,9 @@ def plan(spark: SparkSession, where: TableLocation, identities: DataFrame, compa
     snapshot of their log dir. ``full``: decode every one."""
     current = [tuple(r) for r in identities.select(*IDENTITY).collect()]
     whole = set(compacted)
-    previous = {} if full else _previous(spark, where, sorted({r[0] for r in current}), snapshot_id)
+    # the committed snapshots' runs, asked once: every table is then read back pruned to their rows
+    runs = {} if full else {s: r for s, r in committed_runs(spark, where).items() if s != snapshot_id}
+    previous = _previous(spark, where, sorted({r[0] for r in current}), snapshot_id, runs) if runs else {}
     rows, reused, decode = [], [], []
     for identity in current:
         found = previous.get(identity)
@@ -135,24 +149,25 @@ def plan(spark: SparkSession, where: TableLocation, identities: DataFrame, compa
               "bytesDecoded": sum(r[size] or 0 for r in decode),
               "bytesReused": sum(r[size] or 0 for r in rows if r[-1] != snapshot_id)}
     files = None if full or not previous else tuple(sorted(r[IDENTITY.index("logFile")] for r in decode))
-    return DecodePlan(files, rows, reused, counts)
+    return DecodePlan(files, rows, reused, counts, {s: runs[s] for s in sorted({r[-1] for r in reused})})
 
 
-def _previous(spark: SparkSession, where: TableLocation, log_dirs: list[str],
-              snapshot_id: str) -> dict[tuple, tuple[bool, str]]:
+def _previous(spark: SparkSession, where: TableLocation, log_dirs: list[str], snapshot_id: str,
+              runs: Mapping[str, str]) -> dict[tuple, tuple[bool, str]]:
     """The identities of the segments of ``log_dirs`` in each one's latest committed snapshot other than
-    ``snapshot_id``, whose rows are found: identity -> (recordsWhole, decodedIn). One query."""
+    ``snapshot_id`` (``runs``: the committed snapshots' runs, those of ``snapshot_id`` left out), whose rows are
+    found: identity -> (recordsWhole, decodedIn). One query."""
     if not log_dirs or not all(table_exists(spark, where, t) for t in CACHE_TABLES):
         return {}  # a first run, or a warehouse of a version that kept less: every segment is decoded once
-    other = (read_table(spark, where, SEGMENTS)
-             .where(F.col("logDir").isin(log_dirs) & (F.col("snapshotId") != snapshot_id)
-                    & (F.col("decodedIn") != snapshot_id)))
+    other = (runs_rows(spark, where, SEGMENTS, runs)
+             .where(F.col("logDir").isin(log_dirs) & (F.col("decodedIn") != snapshot_id)))
     # one snapshot a log dir, the latest (of two at the same time, the greater id): its rows, not a mix of two
     newest = Window.partitionBy("logDir").orderBy(F.desc("snapshotTime"), F.desc("snapshotId"))
     latest = other.withColumn("_rank", F.dense_rank().over(newest)).where(F.col("_rank") == 1)
     # every decoded segment has a record_stats row: a segment without one is not read back (its rows are gone);
     # a snapshot's one committed run wrote a row per segment, so no row comes twice
-    found = read_table(spark, where, DECODED["record_stats"]).select(*KEYS, F.col("snapshotId").alias("decodedIn"))
+    found = (runs_rows(spark, where, DECODED["record_stats"], runs)
+             .select(*KEYS, F.col("snapshotId").alias("decodedIn")))
     rows = (latest.join(found, [*KEYS, "decodedIn"], "left_semi")
             .select(*IDENTITY, "recordsWhole", "decodedIn").collect())
     n = len(IDENTITY)
@@ -178,7 +193,7 @@ def _reused_rows(spark: SparkSession, where: TableLocation, decode_plan: DecodeP
     names = [*KEYS[:-1], base_offset]
     keys = spark.createDataFrame(decode_plan.reused, ", ".join(
         [f"{k} {t}" for k, t in zip(names, ("string", "string", "int", "long"), strict=True)] + ["snapshotId string"]))
-    return (read_table(spark, where, table).where(F.col("snapshotId").isin(decode_plan.sources))
+    return (runs_rows(spark, where, table, decode_plan.runs)
             .join(F.broadcast(keys), [*names, "snapshotId"], "left_semi").drop("snapshotId", "snapshotTime"))
 
 
@@ -191,7 +206,8 @@ class Reuse:
     """One incremental run's part in reading the views (:func:`~.pipeline.read_cached_views`): it plans from the
     listing which segments to decode (:meth:`decode_options`), gives the rows of the others
     (:meth:`with_reused`) and what this run keeps for the next (:meth:`tables`); :attr:`counts` then says how
-    much was decoded and reused. ``full``: decode every segment (the tables for later runs are written all the
+    much was decoded and reused; :meth:`with_kept` gives the per-segment rows of :data:`KEPT`. ``full``: decode every
+    segment (the tables for later runs are written all the
     same)."""
 
     def __init__(self, spark: SparkSession, where: TableLocation, snapshot_id: str, max_split_bytes: int, *,
@@ -199,6 +215,7 @@ class Reuse:
         self.spark, self.where, self.snapshot_id, self.full = spark, where, snapshot_id, full
         self.key = decode_key(max_split_bytes)
         self.decode_plan: DecodePlan | None = None
+        self._fresh: dict[str, DataFrame] = {}  # the views' rows decoded in this run
 
     def decode_options(self, segments: DataFrame, partition_files: DataFrame,
                        compacted: Sequence[str]) -> dict[str, str]:
@@ -208,23 +225,26 @@ class Reuse:
         return self.decode_plan.source_option()
 
     def tables(self, views: Mapping[str, DataFrame]) -> dict[str, DataFrame]:
-        """What this run writes for the next, by table name: :data:`SEGMENTS`, and the rows and entry findings
-        (``views[ENTRY_FINDINGS_VIEW]``) of the segments it decoded, taken from ``views``."""
+        """What this run writes for the next, by table name: :data:`SEGMENTS`, and the rows of the segments it decoded
+        (those :meth:`with_reused` was given) and of :data:`KEPT` (``views``' rows of those segments)."""
         segments = segments_table(self.spark, self._planned())
         decoded = F.broadcast(segments.where(F.col("decodedIn") == self.snapshot_id).select(*KEYS))
-        findings = views[ENTRY_FINDINGS_VIEW].join(decoded.withColumnRenamed("segmentBaseOffset", "baseOffset"),
-                                                   [*KEYS[:-1], "baseOffset"], "left_semi")
-        return {SEGMENTS: segments, ENTRY_FINDINGS: findings} | {
-            table: views[view].join(decoded, list(KEYS), "left_semi") for view, table in DECODED.items()}
+        kept = {table: views[view].join(decoded.withColumnRenamed("segmentBaseOffset", base_offset),
+                                        [*KEYS[:-1], base_offset], "left_semi")
+                for view, (table, base_offset) in KEPT.items()}
+        return {SEGMENTS: segments} | kept | {
+            table: self._fresh[view].join(decoded, list(KEYS), "left_semi") for view, table in DECODED.items()}
 
-    def with_reused_findings(self, fresh: DataFrame) -> DataFrame:
-        """The entry findings of every segment: ``fresh``, those of the segments whose index entries this run read
-        (those it decodes, and those without a `.log`), and those read back."""
-        back = _reused_rows(self.spark, self.where, self._planned(), ENTRY_FINDINGS, "baseOffset")
+    def with_kept(self, view: str, fresh: DataFrame) -> DataFrame:
+        """The rows of ``view`` (of :data:`KEPT`) of every segment: ``fresh``, those computed in this run (of the
+        segments it decodes; for the entry findings, also those without a `.log`), and those read back."""
+        table, base_offset = KEPT[view]
+        back = _reused_rows(self.spark, self.where, self._planned(), table, base_offset)
         return fresh if back is None else union_rows(fresh, back)
 
     def with_reused(self, decoded: Mapping[str, DataFrame], compacted: Sequence[str]) -> dict[str, DataFrame]:
-        """The views: the rows decoded in this run and those read back."""
+        """The views: the rows decoded in this run (``decoded``) and those read back."""
+        self._fresh = dict(decoded)
         out = {}
         for view, rows in decoded.items():
             back = read_back(self.spark, self.where, self._planned(), view, compacted)

@@ -14,7 +14,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from ..config import TopicConfigs
-from .incremental import CACHE_TABLES, ENTRY_FINDINGS_VIEW, Reuse
+from .incremental import BATCH_FINDINGS_VIEW, CACHE_TABLES, ENTRY_FINDINGS_VIEW, SUMMARY_VIEW, Reuse
 
 VIEWS = ("segments", "batches", "record_stats", "index", "partition_files")  # and part of the records
 # Tables of each log dir on its own (a logDir column), with replica_comparison, which sets the replicas of each
@@ -42,20 +42,22 @@ def read_cached_views(spark: SparkSession, log_dirs: Sequence[str], include_inte
     None: Kafka's defaults), without their values and headers
     (:func:`~kafkalog_spark.analysis.record_sizes.without_payloads`).
 
-    The views also hold, as ``batch_summary``, the batches' aggregates per segment
-    (:func:`~kafkalog_spark.analysis.batch_summary.batch_summary`), and, as ``index_entry_findings``
+    The views also hold, per segment, as ``batch_summary`` (:data:`~.incremental.SUMMARY_VIEW`), the batches'
+    aggregates (:func:`~kafkalog_spark.analysis.batch_summary.batch_summary`), as ``batch_findings``
+    (:data:`~.incremental.BATCH_FINDINGS_VIEW`), their findings among themselves
+    (:func:`~kafkalog_spark.analysis.index_validation.batch_findings`), and, as ``index_entry_findings``
     (:data:`~.incremental.ENTRY_FINDINGS_VIEW`), the findings of the segments' index entries
     (:func:`~kafkalog_spark.analysis.index_validation.entry_findings`).
 
-    ``reuse``: an incremental run's (:class:`~.incremental.Reuse`): it decides from the listing which segments to
-    decode (and whose index entries to read), and gives the other segments' rows and entry findings, read back
-    from the warehouse; the views then also hold, under the names of :data:`~.incremental.CACHE_TABLES`, what this
-    run keeps for the next. ``polite``: the segments read leave the page cache as found
-    (:mod:`kafkalog_spark.log.page_cache`). ``remote_storage``: the views of the tiered partitions hold their
-    remote segments too (:mod:`kafkalog_spark.source.remote_tier`), rows marked by ``tier``."""
+    ``reuse``: an incremental run's (:class:`~.incremental.Reuse`): it decides from the listing which segments to decode
+    (and whose index entries to read), and gives the other segments' rows and per-segment rows, read back from the
+    warehouse; the views then also hold, under the names of :data:`~.incremental.CACHE_TABLES`, what this run keeps for
+    the next. ``polite``: the segments read leave the page cache as found (:mod:`kafkalog_spark.log.page_cache`).
+    ``remote_storage``: the views of the tiered partitions hold their remote segments too
+    (:mod:`kafkalog_spark.source.remote_tier`), rows marked by ``tier``."""
     from ..analysis.batch_summary import batch_summary
     from ..analysis.compaction import compacted_topics
-    from ..analysis.index_validation import entry_findings
+    from ..analysis.index_validation import batch_findings, entry_findings
     from ..analysis.record_sizes import without_payloads
     from ..analysis.topic_config_table import topics_of
     from ..session import parallelism
@@ -68,8 +70,11 @@ def read_cached_views(spark: SparkSession, log_dirs: Sequence[str], include_inte
         # A view's partitions are the source's input splits: a few hundred on a broker of thousands of segments. Each
         # analysis over a cached view then runs as many tasks, each paying Spark's fixed cost per task (its
         # deserialization, its generated code, a Delta writer's statistics tracker), which was most of the job on a
-        # broker's many small partitions; cached as one partition a core, they are read with as many tasks.
-        return (df.coalesce(tasks) if tasks else df).persist()
+        # broker's many small partitions; cached as one partition a core, they are read with as many tasks. Not in a
+        # polite run: its Python workers end with their task (session.priority), and a coalesced task reads split
+        # after split of the source, each in a worker of its own that lives until the task ends (48 workers alive at
+        # once, 14 GiB, on the 4 GB incremental set)
+        return (df.coalesce(tasks) if tasks and not polite else df).persist()
 
     options = {"includeInternal": str(include_internal).lower(), "maxSplitBytes": max_split_bytes,
                "dropCache": str(polite).lower()}
@@ -87,14 +92,19 @@ def read_cached_views(spark: SparkSession, log_dirs: Sequence[str], include_inte
                              **(decode or {}))["records"]
         decoded["records"] = whole.unionByName(decoded["records"].where(~F.col("topic").isin(compacted)))
     decoded["records"] = without_payloads(decoded["records"])
+    # per segment, what the analyses derive from its files alone: its index entries' findings, its batches'
+    # aggregates (which the segment statistics, the retention plans and the checks read) and their findings among
+    # themselves; an incremental run computes them for the segments it decodes and reads the others' back
+    fresh = views | decoded
+    per_segment = {ENTRY_FINDINGS_VIEW: entry_findings(fresh), SUMMARY_VIEW: batch_summary(decoded["batches"]),
+                   BATCH_FINDINGS_VIEW: batch_findings(fresh)}
     if reuse:
         decoded = reuse.with_reused(decoded, compacted)
-    # cached on their own where a view holds more than the decoded read: rows read back, compacted topics' records
+        per_segment = {view: reuse.with_kept(view, rows) for view, rows in per_segment.items()}
+    # cached on their own where a view holds more than the decoded read: rows read back (each table's scan planned
+    # once: every plan after holds the cache), compacted topics' records
     views |= {name: cache(df) if reuse or (name == "records" and compacted) else df for name, df in decoded.items()}
-    # per segment, the batches' aggregates the segment statistics, the retention plans and the checks read: once
-    views["batch_summary"] = batch_summary(views["batches"]).persist()
-    findings = entry_findings(views)
-    views[ENTRY_FINDINGS_VIEW] = (reuse.with_reused_findings(findings) if reuse else findings).persist()
+    views |= {view: rows.persist() for view, rows in per_segment.items()}
     if reuse:
         views |= reuse.tables(views)
     # the remote tier's segments, as __remote_log_metadata says (the tiered partitions' accounting)
@@ -217,7 +227,7 @@ def compute(spark: SparkSession, views: dict[str, DataFrame], configs: TopicConf
                                                          _records_reader(spark, log_dirs))
     if replica_records is not None and more is not None:
         replica_records.append(more)
-    summary = views.get("batch_summary")  # read_cached_views' (else each analysis aggregates the batches itself)
+    summary = views.get(SUMMARY_VIEW)  # read_cached_views' (else each analysis aggregates the batches itself)
     remote = views["remote_log_segments"]  # the remote tier (tiered partitions: what is copied)
     plan = retention_plan(views["segments"], views["batches"], views["partition_files"], configs, now_ms,
                           summary=summary, remote_segments=remote)
@@ -225,14 +235,15 @@ def compute(spark: SparkSession, views: dict[str, DataFrame], configs: TopicConf
                             [t for t in topics if configs[t].remote_log_enabled], now_ms)
     interval = configs["-"]["remote.log.manager.task.interval.ms"]
     segments = segment_stats(whole["segments"], whole["batches"], whole["record_stats"], configs,
-                             summary=whole.get("batch_summary"))
+                             summary=whole.get(SUMMARY_VIEW))
     partitions = partition_stats(segments, views["partition_files"])
     return {
         "segment_stats": segments,
         "partition_stats": partitions,
         "log_dir_stats": log_dir_stats(partitions, views["segments"]),
         "index_findings": index_findings(spark, whole, log_dirs=log_dirs,
-                                         entry_rows=whole.get(ENTRY_FINDINGS_VIEW)).unionByName(replica_problems)
+                                         entry_rows=whole.get(ENTRY_FINDINGS_VIEW),
+                                         batch_rows=whole.get(BATCH_FINDINGS_VIEW)).unionByName(replica_problems)
                                          .unionByName(tiered_findings(tiered, remote, plan, interval, now_ms)),
         "retention_plan": plan,
         "retention_forecast": retention_forecast(views["segments"], views["batches"], views["partition_files"],
@@ -242,7 +253,7 @@ def compute(spark: SparkSession, views: dict[str, DataFrame], configs: TopicConf
         "compaction_preview_segments": compaction.segments,
         "topic_configs": topic_rows,
         "log_offsets": log_offsets(views["records"], views["batches"], views["segments"], views["partition_files"],
-                                   configs, now_ms, context=context),
+                                   configs, now_ms, context=context, summary=summary),
         "replica_comparison": replicas,
         "tiered_storage": tiered,
     }
