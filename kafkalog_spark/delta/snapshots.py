@@ -166,11 +166,11 @@ def committed_runs(spark: SparkSession, where: TableLocation) -> dict[str, str]:
 def runs_rows(spark: SparkSession, where: TableLocation, table: str, runs: Mapping[str, str]) -> DataFrame:
     """The rows of ``table`` of some committed snapshots, ``runs``: each one's id -> its committed run's id, as
     :func:`committed_runs` gives them. One scan pruned to those partitions: unlike :func:`read_table`, no query of the
-    manifest for each table read."""
-    keep = F.lit(False)
-    for snapshot_id, run_id in sorted(runs.items()):
-        keep = keep | ((F.col("snapshotId") == snapshot_id) & (F.col(RUN_COLUMN) == run_id))
-    return _load(spark, where, table).where(keep).drop(RUN_COLUMN)
+    manifest for each table read. A run writes rows of its own snapshot only, so the snapshots' ids and the runs' ids
+    (two flat IN lists, however many snapshots) select exactly those runs' rows."""
+    return (_load(spark, where, table)
+            .where(F.col("snapshotId").isin(sorted(runs)) & F.col(RUN_COLUMN).isin(sorted(runs.values())))
+            .drop(RUN_COLUMN))
 
 
 def snapshot_tables_written(spark: SparkSession, where: TableLocation, snapshot_id: str) -> list[str]:
