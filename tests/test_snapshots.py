@@ -30,7 +30,7 @@ from kafkalog_spark.delta import (
     new_run_id,
     read_table,
     replaced_runs,
-    runs_rows,
+    rows_of_runs,
 )
 from kafkalog_spark.delta.snapshots import RUN_COLUMN
 from kafkalog_spark.kafka_versions import KafkaVersion
@@ -153,9 +153,9 @@ def test_runs_names_every_run_with_rows_from_its_creation_on(spark, tmp_path: Pa
         [("s", committed_run, True), ("s", killed_run, True), ("s", rerun, False), ("t", new_run, False)])
 
 
-def test_runs_rows_reads_the_committed_runs_named_and_nothing_else(spark, tmp_path: Path) -> None:
+def test_rows_of_runs_reads_the_committed_runs_named_and_nothing_else(spark, tmp_path: Path) -> None:
     """What an incremental run reads back: the rows of each snapshot's committed run, the manifest asked once
-    (committed_runs), then each table pruned to the runs named (runs_rows): the same rows read_table gives, not a
+    (committed_runs), then each table pruned to the runs named (rows_of_runs): the same rows read_table gives, not a
     replaced run's, a killed run's or another snapshot's."""
     where = TableLocation(warehouse=str(tmp_path))
 
@@ -169,10 +169,10 @@ def test_runs_rows_reads_the_committed_runs_named_and_nothing_else(spark, tmp_pa
     append_rows(rows(4), where, "a", "u", T0, killed)  # never committed
     runs = committed_runs(spark, where)
     assert runs == {"s": rerun, "t": other}
-    both = sorted((r.snapshotId, r.x) for r in runs_rows(spark, where, "a", runs).collect())
+    both = sorted((r.snapshotId, r.x) for r in rows_of_runs(spark, where, "a", runs).collect())
     assert both == [("s", 2), ("t", 3)] == sorted((r.snapshotId, r.x) for r in read_table(spark, where, "a").collect())
-    assert [r.x for r in runs_rows(spark, where, "a", {"t": other}).collect()] == [3]
-    assert runs_rows(spark, where, "a", {}).count() == 0
+    assert [r.x for r in rows_of_runs(spark, where, "a", {"t": other}).collect()] == [3]
+    assert rows_of_runs(spark, where, "a", {}).count() == 0
 
 
 @pytest.mark.kill

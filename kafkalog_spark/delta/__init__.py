@@ -14,8 +14,8 @@ from .snapshots import (
     other_runs,
     read_table,
     replaced_runs,
+    rows_of_runs,
     run_rows,
-    runs_rows,
     snapshot_tables_written,
     table_exists,
 )
@@ -23,5 +23,5 @@ from .tables import IDENTIFIER, TableLocation, check_name, check_snapshot_id
 
 __all__ = ["IDENTIFIER", "MANIFEST", "RUNS", "TableLocation", "append_rows", "begin", "check_name",
            "check_snapshot_id", "clean_up", "commit", "committed", "committed_runs", "drop_runs", "new_run_id",
-           "other_runs", "read_table", "replaced_runs", "run_rows", "runs_rows", "snapshot_tables_written",
+           "other_runs", "read_table", "replaced_runs", "rows_of_runs", "run_rows", "snapshot_tables_written",
            "table_exists"]

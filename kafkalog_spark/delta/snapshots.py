@@ -159,11 +159,11 @@ def committed(spark: SparkSession, where: TableLocation) -> DataFrame:
 
 def committed_runs(spark: SparkSession, where: TableLocation) -> dict[str, str]:
     """Each committed snapshot's id -> the id of its latest committed run (:func:`committed`), collected: one query
-    of the manifest, for a caller that then reads several tables' rows of some of them (:func:`runs_rows`)."""
+    of the manifest, for a caller that then reads several tables' rows of some of them (:func:`rows_of_runs`)."""
     return {r.snapshotId: r[RUN_COLUMN] for r in committed(spark, where).select("snapshotId", RUN_COLUMN).collect()}
 
 
-def runs_rows(spark: SparkSession, where: TableLocation, table: str, runs: Mapping[str, str]) -> DataFrame:
+def rows_of_runs(spark: SparkSession, where: TableLocation, table: str, runs: Mapping[str, str]) -> DataFrame:
     """The rows of ``table`` of some committed snapshots, ``runs``: each one's id -> its committed run's id, as
     :func:`committed_runs` gives them. One scan pruned to those partitions: unlike :func:`read_table`, no query of the
     manifest for each table read. A run writes rows of its own snapshot only, so the snapshots' ids and the runs' ids

@@ -49,7 +49,7 @@ from dataclasses import dataclass, field
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
-from ..delta import TableLocation, committed_runs, runs_rows, table_exists
+from ..delta import TableLocation, committed_runs, rows_of_runs, table_exists
 
 SEGMENTS = "decoded_segments"
 DECODED = {"batches": "decoded_batches", "record_stats": "decoded_record_stats", "records": "decoded_records"}
@@ -61,7 +61,6 @@ SUMMARY_VIEW = "batch_summary"
 KEPT = {ENTRY_FINDINGS_VIEW: ("decoded_index_findings", "baseOffset"),
         BATCH_FINDINGS_VIEW: ("decoded_batch_findings", "baseOffset"),
         SUMMARY_VIEW: ("decoded_batch_summary", "segmentBaseOffset")}
-ENTRY_FINDINGS = KEPT[ENTRY_FINDINGS_VIEW][0]
 CACHE_TABLES = (SEGMENTS, *DECODED.values(), *(table for table, _ in KEPT.values()))
 KEYS = ("logDir", "topic", "partition", "segmentBaseOffset")
 IDENTITY = (*KEYS, "logFile", "logSize", "logModified", "indexModified", "timeIndexSize", "timeIndexModified",
@@ -159,14 +158,14 @@ def _previous(spark: SparkSession, where: TableLocation, log_dirs: list[str], sn
     found: identity -> (recordsWhole, decodedIn). One query."""
     if not log_dirs or not all(table_exists(spark, where, t) for t in CACHE_TABLES):
         return {}  # a first run, or a warehouse of a version that kept less: every segment is decoded once
-    other = (runs_rows(spark, where, SEGMENTS, runs)
+    other = (rows_of_runs(spark, where, SEGMENTS, runs)
              .where(F.col("logDir").isin(log_dirs) & (F.col("decodedIn") != snapshot_id)))
     # one snapshot a log dir, the latest (of two at the same time, the greater id): its rows, not a mix of two
     newest = Window.partitionBy("logDir").orderBy(F.desc("snapshotTime"), F.desc("snapshotId"))
     latest = other.withColumn("_rank", F.dense_rank().over(newest)).where(F.col("_rank") == 1)
     # every decoded segment has a record_stats row: a segment without one is not read back (its rows are gone);
     # a snapshot's one committed run wrote a row per segment, so no row comes twice
-    found = (runs_rows(spark, where, DECODED["record_stats"], runs)
+    found = (rows_of_runs(spark, where, DECODED["record_stats"], runs)
              .select(*KEYS, F.col("snapshotId").alias("decodedIn")))
     rows = (latest.join(found, [*KEYS, "decodedIn"], "left_semi")
             .select(*IDENTITY, "recordsWhole", "decodedIn").collect())
@@ -193,7 +192,7 @@ def _reused_rows(spark: SparkSession, where: TableLocation, decode_plan: DecodeP
     names = [*KEYS[:-1], base_offset]
     keys = spark.createDataFrame(decode_plan.reused, ", ".join(
         [f"{k} {t}" for k, t in zip(names, ("string", "string", "int", "long"), strict=True)] + ["snapshotId string"]))
-    return (runs_rows(spark, where, table, decode_plan.runs)
+    return (rows_of_runs(spark, where, table, decode_plan.runs)
             .join(F.broadcast(keys), [*names, "snapshotId"], "left_semi").drop("snapshotId", "snapshotTime"))
 
 
