@@ -291,3 +291,13 @@ def test_junit_has_a_case_per_check_and_partition() -> None:
     assert clean.get("tests") == str(len(checks)) and clean.get("failures") == "0"
     gated = ET.fromstring(junit_xml(rows, [("a", 0)], gate="warning"))
     assert gated.get("failures") == "2"
+
+
+def test_the_command_line_loads_no_decoder_until_a_command_decodes_in_its_own_process() -> None:
+    """A command on Spark decodes in the Python workers, never in the driver: the CLI's process does not load the
+    compiled scanners (numba and its compiler, about 130 MiB resident: a polite run's memory cap) until a command
+    that decodes in it (dump) runs."""
+    probe = ("import sys, kafkalog_spark.cli as cli; before = 'numba' in sys.modules; "
+             "cli.main(['-q', 'dump', sys.argv[1]]); print(before, 'numba' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", probe, str(SEGMENT)], capture_output=True, text=True, check=True)
+    assert out.stdout.splitlines()[-1] == "False True", out.stdout[-500:]

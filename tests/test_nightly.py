@@ -12,7 +12,7 @@ import pytest
 from pyspark.sql import functions as F
 
 from kafkalog_spark import nightly
-from kafkalog_spark.delta import TableLocation, read_table
+from kafkalog_spark.delta import TableLocation, committed, read_table
 from kafkalog_spark.kafka_versions import KafkaVersion
 from tests.helpers.corpus import CONF, SAMPLES
 
@@ -145,8 +145,10 @@ def test_a_warehouse_without_a_kept_table_is_decoded_in_full_once(spark, samples
     """A warehouse an earlier version wrote lacks a table of what is kept per segment (``kept``): the next run decodes
     every segment (and checks every index entry and batch), the run after it reads every segment back, the findings
     of a damaged index and of a damaged batch among them, and both give the same tables. The runs have one time: the
-    run after reads from one snapshot, not a mix of two (here "a"'s rows would lack the table)."""
+    run after reads from the one snapshot that wrote every table kept ("b"), not from "a", whose rows lack the table."""
     import shutil
+
+    from delta.tables import DeltaTable
 
     from tests.helpers.engine_tables import _rows
 
@@ -164,8 +166,10 @@ def test_a_warehouse_without_a_kept_table_is_decoded_in_full_once(spark, samples
     config = nightly.NightlyConfig(log_dirs=(str(log_dir),), location=TableLocation(warehouse=str(tmp_path / "wh")),
                                    snapshot_id="a")
     nightly.run(spark, config, now=lambda: T0)
-    shutil.rmtree(tmp_path / "wh" / kept)  # as the version before kept its cache
-    for snapshot_id in ("b", "c"):  # at the same time as "a": "c" reads from one of them, the greater id ("b")
+    # as the version before kept its cache: the table is not there, and the manifest's row does not name it
+    shutil.rmtree(tmp_path / "wh" / kept)
+    DeltaTable.forPath(spark, str(tmp_path / "wh" / "snapshots")).update(set={"tables": F.array_remove("tables", kept)})
+    for snapshot_id in ("b", "c"):  # at the same time as "a": "c" reads from "b" only
         nightly.run(spark, dataclasses.replace(config, snapshot_id=snapshot_id), now=lambda: T0)
     manifest = spark.read.format("delta").load(str(tmp_path / "wh" / "snapshots"))
     counts = {r.snapshotId: (r.segmentsDecoded, r.segmentsReused) for r in manifest.collect()}
@@ -177,6 +181,36 @@ def test_a_warehouse_without_a_kept_table_is_decoded_in_full_once(spark, samples
     findings = {(r.file, r.check) for r in table(spark, config, "index_findings", "c").collect()}
     assert (str(log), "batch_crc_invalid") in findings, findings
     assert [c for f, c in findings if f == str(index)], findings
+
+
+@pytest.mark.incremental
+def test_segments_whose_snapshot_was_written_again_without_them_are_decoded_again(spark, samples: Path,
+                                                                                   tmp_path: Path) -> None:
+    """Run "s1" reads log dirs a and b; "s2" reads b alone and reads its segments back from "s1". Then "s1" is run
+    again over a alone: it replaces "s1", and b's rows with it. "s3" over b finds its latest snapshot "s2" naming "s1"
+    as where b's segments' rows are, which no longer holds them: it decodes them again, and its tables equal "s2"'s."""
+    import shutil
+
+    from tests.helpers.engine_tables import _rows
+
+    dirs = {name: tmp_path / name for name in ("a", "b")}
+    for name, topic in (("a", "codec-none-0"), ("b", "codec-lz4-0")):
+        shutil.copytree(samples / "broker" / topic, dirs[name] / topic)
+    config = nightly.NightlyConfig(log_dirs=(str(dirs["a"]), str(dirs["b"])),
+                                   location=TableLocation(warehouse=str(tmp_path / "wh")), snapshot_id="s1")
+    only_b = dataclasses.replace(config, log_dirs=(str(dirs["b"]),))
+    for run in (config, dataclasses.replace(only_b, snapshot_id="s2"),
+                dataclasses.replace(config, log_dirs=(str(dirs["a"]),)), dataclasses.replace(only_b, snapshot_id="s3")):
+        nightly.run(spark, run, now=lambda: T0)
+    runs = {r.snapshotId: r.runId for r in committed(spark, config.location).collect()}
+    manifest = spark.read.format("delta").load(str(tmp_path / "wh" / "snapshots"))
+    counts = {r.snapshotId: (r.segmentsDecoded, r.segmentsReused) for r in manifest.collect()
+              if runs[r.snapshotId] == r.runId}
+    segments = {name: len(list(d.glob("*/*.log"))) for name, d in dirs.items()}
+    assert counts == {"s1": (segments["a"], 0), "s2": (0, segments["b"]), "s3": (segments["b"], 0)}
+    for name in nightly.TABLES:
+        tables = {s: _rows(table(spark, config, name, s).drop("snapshotId", "snapshotTime")) for s in ("s2", "s3")}
+        assert tables["s2"] == tables["s3"], name
 
 
 def _snapshot_with(spark, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, begin) -> tuple[object, list[str]]:

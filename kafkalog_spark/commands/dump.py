@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..dump import DumpOptions, run_dump
 from ..format.internal_topics import (
     CLUSTER_METADATA,
     CONSUMER_OFFSETS,
@@ -44,6 +43,9 @@ def _decoder(args: argparse.Namespace) -> str | None:
 
 @usage_errors("kafkalog dump")
 def run(args: argparse.Namespace) -> int:
+    # the decoder (its compiled scanners) imported here, not by the CLI: a command on Spark decodes in its workers
+    from ..dump import DumpOptions, run_dump
+
     check_paths(args.files, "FILE", "entry")  # all before the first line: no half dump, then an error
     decoder = _decoder(args)
     if decoder is not None and args.json:

@@ -150,17 +150,25 @@ def commit(spark: SparkSession, where: TableLocation, snapshot_id: str, snapshot
 
 def committed(spark: SparkSession, where: TableLocation) -> DataFrame:
     """``snapshotId``, ``runId`` and ``snapshotTime`` of every committed snapshot: its latest committed run."""
+    return _committed_rows(spark, where).select("snapshotId", RUN_COLUMN, "snapshotTime")
+
+
+def _committed_rows(spark: SparkSession, where: TableLocation) -> DataFrame:
+    """:func:`committed`, with the ``tables`` the run wrote (its manifest row's)."""
     if (manifest := _loaded(spark, where, MANIFEST)) is None:
-        return spark.createDataFrame([], MANIFEST_SCHEMA).select("snapshotId", RUN_COLUMN, "snapshotTime")
-    latest = F.max_by(F.struct(RUN_COLUMN, "snapshotTime"), "committedTime")
+        return spark.createDataFrame([], MANIFEST_SCHEMA).select("snapshotId", RUN_COLUMN, "snapshotTime", "tables")
+    latest = F.max_by(F.struct(RUN_COLUMN, "snapshotTime", "tables"), "committedTime")
     return (manifest.groupBy("snapshotId").agg(latest.alias("run"))
-            .select("snapshotId", f"run.{RUN_COLUMN}", "run.snapshotTime"))
+            .select("snapshotId", f"run.{RUN_COLUMN}", "run.snapshotTime", "run.tables"))
 
 
-def committed_runs(spark: SparkSession, where: TableLocation) -> dict[str, str]:
+def committed_runs(spark: SparkSession, where: TableLocation, writing: Sequence[str] = ()) -> dict[str, str]:
     """Each committed snapshot's id -> the id of its latest committed run (:func:`committed`), collected: one query
-    of the manifest, for a caller that then reads several tables' rows of some of them (:func:`rows_of_runs`)."""
-    return {r.snapshotId: r[RUN_COLUMN] for r in committed(spark, where).select("snapshotId", RUN_COLUMN).collect()}
+    of the manifest, for a caller that then reads several tables' rows of some of them (:func:`rows_of_runs`).
+    ``writing``: only the runs that wrote every one of these tables (their manifest rows name them): a table a run
+    wrote exists, so the caller need not ask Delta for each (a table load, a file listing on a store)."""
+    rows = _committed_rows(spark, where).select("snapshotId", RUN_COLUMN, "tables").collect()
+    return {r.snapshotId: r[RUN_COLUMN] for r in rows if set(writing) <= set(r.tables or ())}
 
 
 def rows_of_runs(spark: SparkSession, where: TableLocation, table: str, runs: Mapping[str, str]) -> DataFrame:
@@ -177,10 +185,7 @@ def snapshot_tables_written(spark: SparkSession, where: TableLocation, snapshot_
     """The tables the committed run of ``snapshot_id`` wrote (its manifest row's ``tables``; [] when it has
     none): a snapshot written before a table existed does not list it."""
     check_snapshot_id(snapshot_id)
-    if (manifest := _loaded(spark, where, MANIFEST)) is None:
-        return []
-    runs = committed(spark, where).where(F.col("snapshotId") == snapshot_id).select("snapshotId", RUN_COLUMN)
-    rows = manifest.join(runs, ["snapshotId", RUN_COLUMN], "left_semi").select("tables").collect()
+    rows = _committed_rows(spark, where).where(F.col("snapshotId") == snapshot_id).select("tables").collect()
     return sorted({t for r in rows for t in (r.tables or [])})
 
 

@@ -32,24 +32,26 @@ A compacted topic's segment (whose records the job keeps whole, not only its con
 records were kept whole when it was decoded; rows kept whole of a topic no longer compacted are cut to its control
 records.
 
-Planning reads back three small things, each with one query: the committed snapshots' runs (the manifest), the previous
-snapshots' identities of the same log dirs, and which of those segments' record_stats rows exist (every decoded segment
-has at least one). Each table is then read back pruned to the partitions of those runs, with no further query of the
-manifest: on the driver, each read of a Delta table is a file listing planned again in every plan that holds it. A
-snapshot's rows are replaced only by a run of the same snapshot id, which decodes again every segment whose rows that
-snapshot held, so the runs after it find them there; runs read back from the latest snapshot only.
+Planning reads back two small things, each with one query: the committed snapshots' runs that wrote every table of
+:data:`CACHE_TABLES` (the manifest, asked on a thread of its own while the log dirs are read), and the previous
+snapshots' rows of :data:`SEGMENTS` of the same log dirs: each segment's identity in the latest of them, found only if
+the run of its ``decodedIn`` snapshot decoded it with the same identity (a snapshot written again since may not hold
+it). Each table is then read back pruned to the partitions of those runs, with no further query of the manifest, the
+tables' scans planned at once: on the driver, each read of a Delta table is a file listing and a Spark job.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import reduce
 
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
-from ..delta import TableLocation, committed_runs, rows_of_runs, table_exists
+from ..delta import TableLocation, committed_runs, rows_of_runs
 
 SEGMENTS = "decoded_segments"
 DECODED = {"batches": "decoded_batches", "record_stats": "decoded_record_stats", "records": "decoded_records"}
@@ -124,14 +126,19 @@ class DecodePlan:
         return {} if self.decode is None else {"segmentFiles": json.dumps(list(self.decode))}
 
 
+def kept_runs(spark: SparkSession, where: TableLocation, snapshot_id: str) -> dict[str, str]:
+    """The committed snapshots' runs that kept what a run reads back (:data:`CACHE_TABLES`; a warehouse of a version
+    that kept less is decoded in full once), but those of ``snapshot_id``: one query of the manifest, after which
+    every table is read back pruned to their rows."""
+    return {s: r for s, r in committed_runs(spark, where, CACHE_TABLES).items() if s != snapshot_id}
+
+
 def plan(spark: SparkSession, where: TableLocation, identities: DataFrame, compacted: Sequence[str],
-         snapshot_id: str, full: bool = False) -> DecodePlan:
-    """Which segments this run (of ``snapshot_id``) decodes and which it reads back from the latest committed
-    snapshot of their log dir. ``full``: decode every one."""
+         snapshot_id: str, runs: Mapping[str, str]) -> DecodePlan:
+    """Which segments this run (of ``snapshot_id``) decodes and which it reads back from the latest snapshot of
+    their log dir among ``runs`` (:func:`kept_runs`; none: decode every one, a full run)."""
     current = [tuple(r) for r in identities.select(*IDENTITY).collect()]
     whole = set(compacted)
-    # the committed snapshots' runs, asked once: every table is then read back pruned to their rows
-    runs = {} if full else {s: r for s, r in committed_runs(spark, where).items() if s != snapshot_id}
     previous = _previous(spark, where, sorted({r[0] for r in current}), snapshot_id, runs) if runs else {}
     rows, reused, decode = [], [], []
     for identity in current:
@@ -147,30 +154,31 @@ def plan(spark: SparkSession, where: TableLocation, identities: DataFrame, compa
     counts = {"segmentsDecoded": len(decode), "segmentsReused": len(reused),
               "bytesDecoded": sum(r[size] or 0 for r in decode),
               "bytesReused": sum(r[size] or 0 for r in rows if r[-1] != snapshot_id)}
-    files = None if full or not previous else tuple(sorted(r[IDENTITY.index("logFile")] for r in decode))
+    files = None if not previous else tuple(sorted(r[IDENTITY.index("logFile")] for r in decode))
     return DecodePlan(files, rows, reused, counts, {s: runs[s] for s in sorted({r[-1] for r in reused})})
 
 
 def _previous(spark: SparkSession, where: TableLocation, log_dirs: list[str], snapshot_id: str,
               runs: Mapping[str, str]) -> dict[tuple, tuple[bool, str]]:
-    """The identities of the segments of ``log_dirs`` in each one's latest committed snapshot other than
-    ``snapshot_id`` (``runs``: the committed snapshots' runs, those of ``snapshot_id`` left out), whose rows are
-    found: identity -> (recordsWhole, decodedIn). One query."""
-    if not log_dirs or not all(table_exists(spark, where, t) for t in CACHE_TABLES):
-        return {}  # a first run, or a warehouse of a version that kept less: every segment is decoded once
-    other = (rows_of_runs(spark, where, SEGMENTS, runs)
-             .where(F.col("logDir").isin(log_dirs) & (F.col("decodedIn") != snapshot_id)))
+    """The identities of the segments of ``log_dirs`` in each one's latest snapshot of ``runs`` (the committed
+    snapshots' runs that wrote :data:`CACHE_TABLES`, those of ``snapshot_id`` left out), whose rows are found:
+    identity -> (recordsWhole, decodedIn). One query of :data:`SEGMENTS`."""
+    if not log_dirs:
+        return {}
+    rows = rows_of_runs(spark, where, SEGMENTS, runs).where(F.col("logDir").isin(log_dirs))
     # one snapshot a log dir, the latest (of two at the same time, the greater id): its rows, not a mix of two
     newest = Window.partitionBy("logDir").orderBy(F.desc("snapshotTime"), F.desc("snapshotId"))
-    latest = other.withColumn("_rank", F.dense_rank().over(newest)).where(F.col("_rank") == 1)
-    # every decoded segment has a record_stats row: a segment without one is not read back (its rows are gone);
-    # a snapshot's one committed run wrote a row per segment, so no row comes twice
-    found = (rows_of_runs(spark, where, DECODED["record_stats"], runs)
-             .select(*KEYS, F.col("snapshotId").alias("decodedIn")))
-    rows = (latest.join(found, [*KEYS, "decodedIn"], "left_semi")
-            .select(*IDENTITY, "recordsWhole", "decodedIn").collect())
+    latest = (rows.where(F.col("decodedIn") != snapshot_id)
+              .withColumn("_rank", F.dense_rank().over(newest)).where(F.col("_rank") == 1))
+    # a segment's rows are found where the committed run of its decodedIn snapshot decoded it, the same files (that
+    # run's row of it names its own snapshot): gone if that snapshot was written again since, without the segment or
+    # with other files. Null-safe: a segment may lack an index file (null times)
+    own = rows.where(F.col("decodedIn") == F.col("snapshotId")).select(
+        *[F.col(c).alias(f"_{c}") for c in (*IDENTITY, "decodedIn")])
+    same = reduce(lambda a, b: a & b, [F.col(c).eqNullSafe(F.col(f"_{c}")) for c in (*IDENTITY, "decodedIn")])
+    found = latest.join(own, same, "left_semi").select(*IDENTITY, "recordsWhole", "decodedIn").collect()
     n = len(IDENTITY)
-    return {tuple(r)[:n]: (r.recordsWhole, r.decodedIn) for r in rows}
+    return {tuple(r)[:n]: (r.recordsWhole, r.decodedIn) for r in found}
 
 
 def read_back(spark: SparkSession, where: TableLocation, decode_plan: DecodePlan, view: str,
@@ -211,16 +219,23 @@ class Reuse:
 
     def __init__(self, spark: SparkSession, where: TableLocation, snapshot_id: str, max_split_bytes: int, *,
                  full: bool = False) -> None:
-        self.spark, self.where, self.snapshot_id, self.full = spark, where, snapshot_id, full
+        self.spark, self.where, self.snapshot_id = spark, where, snapshot_id
         self.key = decode_key(max_split_bytes)
         self.decode_plan: DecodePlan | None = None
         self._fresh: dict[str, DataFrame] = {}  # the views' rows decoded in this run
+        # the manifest asked now, on a thread of its own, while the log dirs are read: it needs nothing from them
+        self._runs: Future[dict[str, str]] | None = None
+        if not full:
+            pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kafkalog-manifest")
+            self._runs = pool.submit(kept_runs, spark, where, snapshot_id)
+            pool.shutdown(wait=False)  # its thread ends with the query
 
     def decode_options(self, segments: DataFrame, partition_files: DataFrame,
                        compacted: Sequence[str]) -> dict[str, str]:
         """Plan the run from the listing views; the `kafkalog` source's options that decode what it must."""
         identities = segment_identities(segments, partition_files, self.key)
-        self.decode_plan = plan(self.spark, self.where, identities, compacted, self.snapshot_id, self.full)
+        runs = self._runs.result() if self._runs is not None else {}
+        self.decode_plan = plan(self.spark, self.where, identities, compacted, self.snapshot_id, runs)
         return self.decode_plan.source_option()
 
     def tables(self, views: Mapping[str, DataFrame]) -> dict[str, DataFrame]:

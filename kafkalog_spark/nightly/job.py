@@ -28,6 +28,7 @@ from ..delta import (
 )
 from ..log.files import expand_paths
 from ..log.object_stores import configure, file_cache, is_object_store
+from ..session.threads import in_parallel
 from ..source.cluster_configs import read_cluster_configs
 from ..source.options import parse_size
 from .config import NightlyConfig, topic_configs, what_if_configs
@@ -90,12 +91,12 @@ def run(spark: SparkSession, config: NightlyConfig, now: Callable[[], dt.datetim
     # processes can share them; the run recorded (before any table: a killed run is recorded) while it reads
     with (file_cache(any(is_object_store(d) for d in log_dirs) and _all_on_this_host(spark)),
           snapshot.beginning([*TABLES, *kept])):
+        reuse = Reuse(spark, config.location, snapshot.id, parse_size(config.max_split_bytes, "max_split_bytes"),
+                      full=config.full)
         # what the cluster's metadata log records (kafka-configs --alter), as brokers apply it
         if config.metadata_configs:
             configs = read_cluster_configs(spark, log_dirs, configs, dropCache=str(config.polite).lower())
             alternative = alternative and alternative.with_cluster(configs.cluster)
-        reuse = Reuse(spark, config.location, snapshot.id, parse_size(config.max_split_bytes, "max_split_bytes"),
-                      full=config.full)
         with analysed(spark, log_dirs, started, configs, alternative, include_internal=config.include_internal,
                       max_split_bytes=config.max_split_bytes, reuse=reuse, polite=config.polite,
                       remote_storage=config.remote_storage,
@@ -214,7 +215,7 @@ class _Snapshot:
                 append_rows(rows, self.config.location, self.name(name), self.id, self.started, self.run_id)
                 self.done(name)
             return write
-        _in_parallel([append(name) for name in names])
+        in_parallel([append(name) for name in names], PARALLEL_WRITES, "kafkalog-write")
 
     def rows(self, table: str) -> DataFrame:
         """This run's rows of ``table`` so far."""
@@ -235,7 +236,7 @@ class _Snapshot:
                     clean_up(spark, where, table, self.id, self.run_id)
                 self.done(f"clean-up {table}")
             return remove_other_runs
-        _in_parallel([clean(table) for table in self.written])
+        in_parallel([clean(table) for table in self.written], PARALLEL_WRITES, "kafkalog-write")
         tables = {name: read_table(spark, where, self.name(name), self.id) for name in TABLES}
         if self.config.report:
             from ..report import write_report
@@ -263,17 +264,3 @@ def _all_on_this_host(spark: SparkSession) -> bool:
 # they do not conflict; on a few cores most of a small table's time is the driver's (planning, the Delta log),
 # which the other writes' tasks overlap.
 PARALLEL_WRITES = 4
-
-
-def _in_parallel(writes: Sequence[Callable[[], None]], threads: int = PARALLEL_WRITES) -> None:
-    """Run ``writes`` on ``threads`` threads, started in their order. The first failure cancels the writes not
-    yet started and is raised once the started ones have ended (each ends in a whole commit or none)."""
-    with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="kafkalog-write") as pool:
-        futures = [pool.submit(write) for write in writes]
-        try:
-            for future in futures:
-                future.result()
-        except BaseException:
-            for future in futures:
-                future.cancel()
-            raise

@@ -8,12 +8,13 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from functools import reduce
+from functools import partial, reduce
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from ..config import TopicConfigs
+from ..session.threads import in_parallel
 from .incremental import BATCH_FINDINGS_VIEW, CACHE_TABLES, ENTRY_FINDINGS_VIEW, SUMMARY_VIEW, Reuse
 
 VIEWS = ("segments", "batches", "record_stats", "index", "partition_files")  # and part of the records
@@ -28,6 +29,7 @@ TABLES = DIR_TABLES + CLUSTER_TABLES
 
 
 LISTING_VIEWS = ("segments", "partition_files")  # the views that read listings and small files, read first
+PARALLEL_CACHES = 4  # views cached (so planned) at once
 
 
 def read_cached_views(spark: SparkSession, log_dirs: Sequence[str], include_internal: bool = True,
@@ -102,9 +104,12 @@ def read_cached_views(spark: SparkSession, log_dirs: Sequence[str], include_inte
         decoded = reuse.with_reused(decoded, compacted)
         per_segment = {view: reuse.with_kept(view, rows) for view, rows in per_segment.items()}
     # cached on their own where a view holds more than the decoded read: rows read back (each table's scan planned
-    # once: every plan after holds the cache), compacted topics' records
-    views |= {name: cache(df) if reuse or (name == "records" and compacted) else df for name, df in decoded.items()}
-    views |= {view: rows.persist() for view, rows in per_segment.items()}
+    # once: every plan after holds the cache), compacted topics' records. Caching plans the DataFrame, and planning
+    # a Delta table's scan is its log's and its files' listing and a Spark job: the tables read back, planned at once
+    caches = {name: partial(cache, df) for name, df in decoded.items() if reuse or (name == "records" and compacted)}
+    caches |= {view: rows.persist for view, rows in per_segment.items()}
+    views |= decoded | dict(zip(caches, in_parallel(list(caches.values()), PARALLEL_CACHES, "kafkalog-cache"),
+                                strict=True))
     if reuse:
         views |= reuse.tables(views)
     # the remote tier's segments, as __remote_log_metadata says (the tiered partitions' accounting)
