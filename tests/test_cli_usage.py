@@ -225,7 +225,7 @@ def test_internal_error_is_one_line_and_exit_3(monkeypatch, capsys) -> None:
     def boom(*args, **kwargs):
         raise RuntimeError("boom\nat some.jvm.Frame")
 
-    monkeypatch.setattr("kafkalog_spark.commands.dump.run_dump", boom)
+    monkeypatch.setattr("kafkalog_spark.dump.run_dump", boom)
     assert main(["dump", str(SEGMENT)]) == 3
     err = capsys.readouterr().err
     assert err == ("kafkalog dump: internal error: RuntimeError: boom (run with --debug for the traceback)\n")
@@ -237,7 +237,7 @@ def test_interrupt_is_exit_130(monkeypatch, capsys) -> None:
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr("kafkalog_spark.commands.dump.run_dump", interrupted)
+    monkeypatch.setattr("kafkalog_spark.dump.run_dump", interrupted)
     assert main(["dump", str(SEGMENT)]) == 130
     assert capsys.readouterr().err == "kafkalog dump: interrupted\n"
 
