@@ -82,21 +82,28 @@ class Handler(BaseHTTPRequestHandler):
             return
         if self.server.delay_s:
             time.sleep(self.server.delay_s)
+        fault = self.server.take_fault(self.path.partition("?")[0])
+        if fault and "status" in fault:
+            self._fail(fault["status"])
+        else:
+            self._forward(body, fault)
+
+    do_GET = do_HEAD = do_PUT = do_POST = do_DELETE = _handle
+
+    def _log(self, status: int) -> None:
+        """One line for this request, written before the client has any byte of the response: a test that reads
+        the log once its reads are done finds every one of them (written after, the last could still be missing)."""
         path, _, query = self.path.partition("?")
-        fault = self.server.take_fault(path)
-        status = self._forward(body, fault) if not (fault and "status" in fault) else self._fail(fault["status"])
         rng = self.headers.get("Range") or self.headers.get("x-ms-range")  # Azure's SDK sends its own header
         self.server.log.write(json.dumps({"method": self.command, "path": path, "query": query, "range": rng,
                                           "status": status}) + "\n")
 
-    do_GET = do_HEAD = do_PUT = do_POST = do_DELETE = _handle
-
-    def _fail(self, status: int) -> int:
+    def _fail(self, status: int) -> None:
         code, message = _ERRORS.get(status, ("Error", "error"))
         body = (f'<?xml version="1.0" encoding="UTF-8"?><Error><Code>{code}</Code><Message>{message}</Message>'
                 f"</Error>").encode()
+        self._log(status)
         self._reply(status, body if self.command != "HEAD" else b"", "application/xml")
-        return status
 
     def _reply(self, status: int, body: bytes, content_type: str = "text/plain") -> None:
         self.send_response(status)
@@ -105,13 +112,16 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
-    def _forward(self, body: bytes, fault: dict | None) -> int:
+    def _forward(self, body: bytes, fault: dict | None) -> None:
         conn = http.client.HTTPConnection(*self.server.upstream, timeout=60)
         headers = {k: v for k, v in self.headers.items() if k.lower() != "connection"}
         conn.request(self.command, self.path, body=body or None, headers=headers)
         resp = conn.getresponse()
         data = resp.read()
         conn.close()
+        cut = (self.command != "HEAD" and fault is not None and "reset_after" in fault
+               and len(data) > fault["reset_after"])
+        self._log(-1 if cut else resp.status)
         self.send_response(resp.status)
         for k, v in resp.getheaders():
             if k.lower() not in ("connection", "transfer-encoding", "content-length", "date", "server"):
@@ -121,16 +131,15 @@ class Handler(BaseHTTPRequestHandler):
                          else str(len(data)))
         self.end_headers()
         if self.command == "HEAD":
-            return resp.status
-        if fault and "reset_after" in fault and len(data) > fault["reset_after"]:
+            return
+        if cut:
             self.wfile.write(data[:fault["reset_after"]])
             self.wfile.flush()
             # an abortive close: the client sees a connection reset mid-body
             self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
             self.close_connection = True
-            return -1
+            return
         self.wfile.write(data)
-        return resp.status
 
 
 def main() -> None:
