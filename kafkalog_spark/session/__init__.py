@@ -33,6 +33,8 @@ LOCAL_ENGINE_CONFS = {
     # Delta's default of 50 partitions to rebuild a table's state is for clusters; one machine wants few
     "spark.databricks.delta.snapshotPartitions": "2",
     "spark.python.worker.reuse": "true",
+    # the tasks' workers forked with the decoder loaded, not each loading it on its first split (worker_daemon)
+    "spark.python.daemon.module": "kafkalog_spark.session.worker_daemon",
     # PySpark records each DataFrame call's Python call site in the JVM for error messages: four calls into the JVM
     # and a walk of the Python stack per function call. The analyses build their columns with thousands of calls:
     # that was seconds of every job's driver time (its errors still name the failing expression).
