@@ -6,8 +6,8 @@ imports the decoder, numba and its compiled functions (from numba's on-disk cach
 about a second of that task, once per worker, and a run starts many workers (a coalesced task reads each split of
 the source in a worker of its own; a polite run's workers end with their task). This daemon decodes the segments of
 the package's demo corpus (real broker files: plain, zstd and control batches, transactions, a compacted topic, the
-metadata log) once, then runs Spark's own daemon: each task's worker is forked with the decoder ready, and shares
-those pages with the daemon.
+metadata log) once, through the source's task path, then runs Spark's own daemon: each task's worker is forked
+with the decoder ready, and shares those pages with the daemon.
 
 Only the tasks' daemon (its worker module ``pyspark.worker``) loads it: the daemons of the Python data source's
 planning steps never decode. A local session of ours sets it (:data:`~kafkalog_spark.session.LOCAL_ENGINE_CONFS`); on
@@ -25,22 +25,22 @@ TASK_WORKER = "pyspark.worker"  # the worker module of the tasks' daemon (Spark 
 
 
 def load_decoder() -> int:
-    """Decode the demo corpus's `.log` files as a task's decoded view does (both views, the records' aggregates);
-    returns how many were read. Every compiled function a decode of plain and zstd batches calls is then loaded
-    (lz4's, gzip's and snappy's codecs load on a worker's first batch of theirs)."""
-    from ..format.records import BatchBytes
-    from ..log.aborted_transactions import AbortedTransactions
-    from ..log.reader import iter_segment_once
-    from ..log.record_stats import RecordStats
+    """Read the demo corpus's decoded view as a task reads it (the source's own splits and task path: both views of
+    every `.log` and KRaft snapshot, the records' aggregates, the aborted transactions); returns how many splits were
+    read. Every compiled function a decode of plain and zstd batches calls is then loaded (lz4's, gzip's and snappy's
+    codecs load on a worker's first batch of theirs)."""
+    from ..schemas import arrow_schema
+    from ..source.filters import Pushdown
+    from ..source.options import SourceOptions
+    from ..source.planning import plan_splits
+    from ..source.task_reader import read_splits
+    from ..source.views import DECODED_VIEW, view_schema
 
-    logs = sorted(DEMO_BROKER.glob("*/*.log"))
-    for path in logs:
-        sizes = BatchBytes()
-        stats = RecordStats(AbortedTransactions(), sizes)
-        for part, batch in iter_segment_once(str(path), [], [], sizes=sizes):
-            if part == "records":
-                stats.add(batch)
-    return len(logs)
+    opts = SourceOptions(paths=(str(DEMO_BROKER),), view=DECODED_VIEW, include_internal=True)
+    splits = plan_splits(opts, Pushdown())
+    for _ in read_splits(splits, opts, Pushdown(), arrow_schema(view_schema(DECODED_VIEW))):
+        pass
+    return len(splits)
 
 
 def main(argv: list[str]) -> None:
