@@ -19,6 +19,7 @@ from pyspark.sql.types import (
     BinaryType,
     BooleanType,
     ByteType,
+    DoubleType,
     IntegerType,
     LongType,
     MapType,
@@ -143,6 +144,54 @@ def arrow_schema(spark_schema: StructType) -> pa.Schema:
     if "timezone" in inspect.signature(to_arrow_schema).parameters:
         return to_arrow_schema(spark_schema, timezone="UTC")
     return to_arrow_schema(spark_schema)
+
+
+# One row per segment: what the analyses take of its batches (problem rows left out), computed where the segment is
+# read (:func:`kafkalog_spark.log.segment_facts.batch_summary_row`, the one home of these rules): the contract between
+# reading a segment and the analyses that read its batches' aggregates (docs/nightly.md, Segment facts). Keyed by
+# logDir, topic, partition and segmentBaseOffset (and ``tier`` where the remote tier is read). Every column is nullable,
+# as a part of the decoded view is (its struct may be null); the nested types are those of the Spark aggregation this
+# replaced, which the kept ``decoded_batch_summary`` tables of earlier runs have.
+BATCH_SUMMARY_KEYS = StructType([
+    StructField("logDir", StringType()),
+    StructField("topic", StringType()),
+    StructField("partition", IntegerType()),
+    StructField("segmentBaseOffset", LongType()),
+])
+BATCH_SUMMARY = StructType(
+    [
+        StructField("batches", LongType()),
+        StructField("declaredRecords", LongType()),  # the batches' record counts summed (legacy entries: none)
+        StructField("firstOffset", LongType()),  # the smallest base offset (a legacy wrapper's last offset)
+        StructField("lastOffset", LongType()),
+        StructField("maxTimestamp", LongType()),  # the largest, -1 included
+        StructField("largestTimestamp", LongType()),  # the largest at or above 0, as retention reads it
+        StructField("maxTimestampPosition", LongType()),  # the first batch holding maxTimestamp
+        StructField("timestampTypes", ArrayType(StringType(), False)),
+        StructField("batchBytes", LongType()),
+        StructField("avgBatchSize", DoubleType()),
+        StructField("maxBatchSize", IntegerType()),
+        StructField("transactionalBatches", LongType()),
+        StructField("controlBatches", LongType()),
+        StructField("invalidBatches", LongType()),  # CRC mismatch
+        StructField("emptyBatches", LongType()),
+        StructField("deleteHorizonBatches", LongType()),
+        StructField("producerIds", LongType()),  # distinct producer ids (>= 0)
+        StructField("codecMix", MapType(StringType(), LongType(), False)),  # batches per codec
+        StructField("firstPosition", LongType()),  # the first batch's (the smallest position)
+        StructField("firstBatchSize", IntegerType()),
+        StructField("firstBatchMaxTimestamp", LongType()),
+        StructField("firstBatchLastOffset", LongType()),
+        StructField("firstBatchBaseOffset", LongType()),
+    ]
+)
+
+
+def batch_summary_schema(tier: bool = False) -> StructType:
+    """The batch summary's rows: :data:`BATCH_SUMMARY_KEYS`, ``tier`` when the remote tier is read, then
+    :data:`BATCH_SUMMARY`."""
+    keys = list(BATCH_SUMMARY_KEYS.fields) + ([StructField("tier", StringType())] if tier else [])
+    return StructType(keys + list(BATCH_SUMMARY.fields))
 
 
 # A PERMISSIVE read turns each finding into a row whose ``problem`` is set and whose data columns are

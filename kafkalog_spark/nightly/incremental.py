@@ -10,7 +10,7 @@ views (batches, record_stats, records) read from a segment follow from its ident
   index's size and time;
 - ``abortedKey``, the aborted transactions over its offsets: record_stats counts their records, and the abort of a
   transaction begun in this segment is indexed in the segment holding the marker, often a later one;
-- ``decodeKey``: the package's version and the split size (record_stats has a row per split).
+- ``decodeKey``: the package's version, what its tasks compute of a segment and the split size.
 
 So do the findings of its index entries against its batches
 (:func:`~kafkalog_spark.analysis.index_validation.entry_findings`): a run reads the index entries of the segments it
@@ -79,11 +79,17 @@ def union_rows(a: DataFrame, b: DataFrame) -> DataFrame:
     return a.unionByName(b, allowMissingColumns=set(a.columns) != set(b.columns))
 
 
+# What the tasks compute of a segment, by version: rows kept by a run of another version are decoded again, not read
+# back (2: each segment read whole, its batch summary computed in its task by log/segment_facts.py)
+SEGMENT_FACTS_VERSION = 2
+
+
 def decode_key(max_split_bytes: int) -> str:
-    """How this package decodes: its version and the split size (a cached row is read back only if they agree)."""
+    """How this package decodes: its version, what its tasks compute of a segment (:data:`SEGMENT_FACTS_VERSION`) and
+    the split size (a cached row is read back only if they agree)."""
     from .. import __version__
 
-    return f"{__version__}/{max_split_bytes}"
+    return f"{__version__}/facts{SEGMENT_FACTS_VERSION}/{max_split_bytes}"
 
 
 def segment_identities(segments: DataFrame, partition_files: DataFrame, key: str) -> DataFrame:

@@ -45,7 +45,8 @@ def read_cached_views(spark: SparkSession, log_dirs: Sequence[str], include_inte
     (:func:`~kafkalog_spark.analysis.record_sizes.without_payloads`).
 
     The views also hold, per segment, as ``batch_summary`` (:data:`~.incremental.SUMMARY_VIEW`), the batches'
-    aggregates (:func:`~kafkalog_spark.analysis.batch_summary.batch_summary`), as ``batch_findings``
+    aggregates (:data:`~kafkalog_spark.schemas.BATCH_SUMMARY`, the decoded view's part: computed by the task that
+    reads the segment), as ``batch_findings``
     (:data:`~.incremental.BATCH_FINDINGS_VIEW`), their findings among themselves
     (:func:`~kafkalog_spark.analysis.index_validation.batch_findings`), and, as ``index_entry_findings``
     (:data:`~.incremental.ENTRY_FINDINGS_VIEW`), the findings of the segments' index entries
@@ -57,7 +58,6 @@ def read_cached_views(spark: SparkSession, log_dirs: Sequence[str], include_inte
     the next. ``polite``: the segments read leave the page cache as found (:mod:`kafkalog_spark.log.page_cache`).
     ``remote_storage``: the views of the tiered partitions hold their remote segments too
     (:mod:`kafkalog_spark.source.remote_tier`), rows marked by ``tier``."""
-    from ..analysis.batch_summary import batch_summary
     from ..analysis.compaction import compacted_topics
     from ..analysis.index_validation import batch_findings, entry_findings
     from ..analysis.record_sizes import without_payloads
@@ -65,6 +65,7 @@ def read_cached_views(spark: SparkSession, log_dirs: Sequence[str], include_inte
     from ..session import parallelism
     from ..source import decoded_views
     from ..source import read_views as source_views
+    from ..source.views import BATCH_SUMMARY_PART
 
     tasks = parallelism(spark)
 
@@ -89,6 +90,7 @@ def read_cached_views(spark: SparkSession, log_dirs: Sequence[str], include_inte
     # one read of each segment for the three views that decode them: cached, each view a selection of it
     views["decoded"] = cache(source_views(spark, log_dirs, ["decoded"], **options, **(decode or {}))["decoded"])
     decoded = decoded_views(views["decoded"])
+    summary = decoded.pop(BATCH_SUMMARY_PART)  # computed by the tasks that read the segments
     if compacted:  # their records whole, the others' control records
         whole = source_views(spark, log_dirs, ["records"], topics=",".join(compacted), **options,
                              **(decode or {}))["records"]
@@ -98,7 +100,7 @@ def read_cached_views(spark: SparkSession, log_dirs: Sequence[str], include_inte
     # aggregates (which the segment statistics, the retention plans and the checks read) and their findings among
     # themselves; an incremental run computes them for the segments it decodes and reads the others' back
     fresh = views | decoded
-    per_segment = {ENTRY_FINDINGS_VIEW: entry_findings(fresh), SUMMARY_VIEW: batch_summary(decoded["batches"]),
+    per_segment = {ENTRY_FINDINGS_VIEW: entry_findings(fresh), SUMMARY_VIEW: summary,
                    BATCH_FINDINGS_VIEW: batch_findings(fresh)}
     if reuse:
         decoded = reuse.with_reused(decoded, compacted)

@@ -22,6 +22,9 @@ VIEW_TOPICS = {
 VIEWS = ("records", "batches", "record_stats", "decoded", "segments", "index", "partition_files", *VIEW_TOPICS)
 # the views that read `.log` files, split by bytes (decoded: the three others from one read, source.views)
 SEGMENT_VIEWS = ("records", "batches", "record_stats", "decoded")
+# the views whose task reads each segment whole (what it computes of a segment needs all of it); the others cut a
+# segment larger than maxSplitBytes at batch boundaries
+WHOLE_SEGMENT_VIEWS = ("decoded",)
 # the views a remote store (remoteStorage) adds the remote tier's segments to, rows marked by a `tier` column
 TIERED_VIEWS = (*SEGMENT_VIEWS, "segments", "index")
 

@@ -2,7 +2,8 @@
 (except a header hop over a large segment whose index is missing or wrong).
 
 One task per segment; a segment larger than ``max_split_bytes`` is cut at batch boundaries found through
-its `.index` so one big segment uses every core; small segments are grouped (each costing at least
+its `.index` so one big segment uses every core (not for the views of :data:`~.options.WHOLE_SEGMENT_VIEWS`, whose
+task reads each segment whole); small segments are grouped (each costing at least
 ``open_cost_bytes``, like Spark's file sources) so 10,000 tiny segments do not become 10,000 tasks.
 """
 
@@ -17,7 +18,7 @@ from ..findings import Finding, KafkaLogError
 from ..log.files import open_read
 from ..log.log_dir import LogSegment, PartitionLog, find_partitions
 from .filters import Pushdown
-from .options import SourceOptions
+from .options import WHOLE_SEGMENT_VIEWS, SourceOptions
 
 
 @dataclass(frozen=True)
@@ -221,7 +222,8 @@ def plan_splits(opts: SourceOptions, pushdown: Pushdown, filesystem=None,
             if seg.log is None:
                 continue
             start = seek_position(seg, pushdown, filesystem) if opts.view == "records" else 0
-            points = split_points(seg, opts.max_split_bytes, start, filesystem)
+            points = ([start] if opts.view in WHOLE_SEGMENT_VIEWS
+                      else split_points(seg, opts.max_split_bytes, start, filesystem))
             for a, b in zip(points, [*points[1:], None], strict=True):
                 splits.append(SegmentSplit(seg.log, log.topic, log.partition, seg.base_offset, a, b,
                                            (b if b is not None else seg.log_size) - a, aborted, seg.log_size,
