@@ -8,6 +8,7 @@ piece by piece into one buffer (:class:`Output`), so memory stays within the cap
 
 from __future__ import annotations
 
+import mmap
 import struct
 import zlib
 from enum import IntEnum
@@ -50,10 +51,28 @@ STEP = 1 << 20  # the codecs hand their output over in pieces of at most this ma
 DOUBLING_LIMIT = 64 * 1024 * 1024
 
 
+# Anonymous mappings private to this process (Python's default for fd -1 is MAP_SHARED: shmem, shared with forked
+# children); Windows' mmap has no flags
+_PRIVATE = {"flags": mmap.MAP_PRIVATE} if hasattr(mmap, "MAP_PRIVATE") else {}
+_HUGE_FROM = 4 << 20  # as numpy's allocator: transparent huge pages (if madvise enables them) from 4 MiB, fewer faults
+
+
+def _mapped(size: int) -> np.ndarray:
+    """An uninitialised uint8 array of ``size`` bytes in its own anonymous mapping: its pages cost memory only once
+    written, and all go back to the system when the array is released. (``np.empty`` takes them from malloc, and
+    glibc serves sizes under its mmap threshold, which it raises up to 32 MiB once such a block was freed, from its
+    heap, which keeps a freed block that lies below a live one resident: a buffer doubling 1 -> 32 MiB then held
+    every size it outgrew, ~2 x the cap.)"""
+    pages = mmap.mmap(-1, size, **_PRIVATE)
+    if size >= _HUGE_FROM and hasattr(mmap, "MADV_HUGEPAGE"):
+        pages.madvise(mmap.MADV_HUGEPAGE)
+    return np.frombuffer(pages, np.uint8)
+
+
 class ByteBuffer:
     """A growable byte buffer (numpy, so the compiled kernels write into it too). Growing copies only the
-    bytes in use, and the pages of ``np.empty`` cost memory only once written: a reservation is free until
-    it is filled."""
+    bytes in use, and the pages of a grown buffer (:func:`_mapped`) cost memory only once written: a
+    reservation is free until it is filled, and the buffer it replaces is returned whole."""
 
     def __init__(self, array: np.ndarray | None = None):
         self.array = np.empty(1 << 16, np.uint8) if array is None else array
@@ -65,7 +84,7 @@ class ByteBuffer:
             size = max(2 * len(self.array), used + need, 1 << 20)
             if reserve and size > DOUBLING_LIMIT:
                 size = used + max(need, reserve)
-            bigger = np.empty(size, np.uint8)
+            bigger = _mapped(size)
             bigger[:used] = self.array[:used]
             self.array = bigger
         return self.array
