@@ -65,7 +65,7 @@ def read_cached_views(spark: SparkSession, log_dirs: Sequence[str], include_inte
     from ..session import parallelism
     from ..source import decoded_views
     from ..source import read_views as source_views
-    from ..source.views import BATCH_SUMMARY_PART, ENTRY_FINDINGS_PART
+    from ..source.views import BATCH_SUMMARY_PART
 
     tasks = parallelism(spark)
 
@@ -86,15 +86,11 @@ def read_cached_views(spark: SparkSession, log_dirs: Sequence[str], include_inte
     views = {name: cache(df) for name, df in source_views(spark, log_dirs, LISTING_VIEWS, **options).items()}
     compacted = compacted_topics(configs, topics_of(views["segments"]))
     decode = reuse.decode_options(views["segments"], views["partition_files"], compacted) if reuse else None
-    # the index entries of the segments without a `.log` only (the tasks that read a segment check its entries); every
-    # index is still read for its problem rows
-    orphans = options | {"segmentFiles": "[]"}
-    views["index"] = cache(source_views(spark, log_dirs, ["index"], **orphans)["index"])
+    views["index"] = cache(source_views(spark, log_dirs, ["index"], **options, **(decode or {}))["index"])
     # one read of each segment for the three views that decode them: cached, each view a selection of it
     views["decoded"] = cache(source_views(spark, log_dirs, ["decoded"], **options, **(decode or {}))["decoded"])
     decoded = decoded_views(views["decoded"])
-    # computed by the tasks that read the segments
-    summary, segment_entries = decoded.pop(BATCH_SUMMARY_PART), decoded.pop(ENTRY_FINDINGS_PART)
+    summary = decoded.pop(BATCH_SUMMARY_PART)  # computed by the tasks that read the segments
     if compacted:  # their records whole, the others' control records
         whole = source_views(spark, log_dirs, ["records"], topics=",".join(compacted), **options,
                              **(decode or {}))["records"]
@@ -104,7 +100,7 @@ def read_cached_views(spark: SparkSession, log_dirs: Sequence[str], include_inte
     # aggregates (which the segment statistics, the retention plans and the checks read) and their findings among
     # themselves; an incremental run computes them for the segments it decodes and reads the others' back
     fresh = views | decoded
-    per_segment = {ENTRY_FINDINGS_VIEW: segment_entries.unionByName(entry_findings(fresh)), SUMMARY_VIEW: summary,
+    per_segment = {ENTRY_FINDINGS_VIEW: entry_findings(fresh), SUMMARY_VIEW: summary,
                    BATCH_FINDINGS_VIEW: batch_findings(fresh)}
     if reuse:
         decoded = reuse.with_reused(decoded, compacted)

@@ -36,8 +36,6 @@ class SegmentSplit:
     file_size: int | None = None  # the file's size as listed (an object store then opens it without a request)
     tier: str = "local"  # "remote": a tiered segment's copy in the remote store (the base offset not in its name)
     log_dir: str | None = None  # a remote segment's partition's log dir (a local one's is its file's)
-    index: str | None = None  # the segment's `.index` and `.timeindex`, as listed (None: it has none)
-    time_index: str | None = None
 
 
 @dataclass(frozen=True)
@@ -229,8 +227,7 @@ def plan_splits(opts: SourceOptions, pushdown: Pushdown, filesystem=None,
             for a, b in zip(points, [*points[1:], None], strict=True):
                 splits.append(SegmentSplit(seg.log, log.topic, log.partition, seg.base_offset, a, b,
                                            (b if b is not None else seg.log_size) - a, aborted, seg.log_size,
-                                           seg.tier, log.log_dir if seg.tier == "remote" else None, seg.index,
-                                           seg.time_index))
+                                           seg.tier, log.log_dir if seg.tier == "remote" else None))
         if opts.kraft_snapshots and pushdown.accepts("segmentBaseOffset", None):
             # Snapshots are small (the metadata state, not its history) and hold no transactions.
             splits += [SegmentSplit(s.path, log.topic, log.partition, None, 0, None, s.size, (), s.size)

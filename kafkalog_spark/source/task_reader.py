@@ -19,14 +19,7 @@ from .filters import Pushdown
 from .internal_views import decoded_columns
 from .options import SourceOptions
 from .problems import check_failfast, log_dir_of, problem_rows
-from .views import (
-    BATCH_SUMMARY_PART,
-    DECODED_PARTS,
-    DECODED_PROBLEM_PARTS,
-    DECODED_VIEW,
-    ENTRY_FINDINGS_PART,
-    read_partition_views,
-)
+from .views import BATCH_SUMMARY_PART, DECODED_PARTS, DECODED_PROBLEM_PARTS, DECODED_VIEW, read_partition_views
 
 
 def _with_source_columns(batch: pa.RecordBatch, schema: pa.Schema, log_dir: str, opts: SourceOptions,
@@ -88,25 +81,18 @@ def _split_problems(findings: list[Finding], split, schema: pa.Schema, log_dir: 
     return problems
 
 
-# what the task keeps of a segment's batch rows for what it computes of the segment
-KEPT_COLUMNS = ("position", "size", "baseOffset", "lastOffset", "count", "magic", "isValid", "compresscodec",
-                "timestampType", "isTransactional", "isControl", "deleteHorizonMs", "maxTimestamp", "producerId")
-
-
 def _decoded_view_rows(split, opts: SourceOptions, schema: pa.Schema, log_dir: str,
                        aborted: AbortedTransactions) -> Iterator[pa.RecordBatch]:
     """The decoded view's rows of the split (a whole segment): each row one of its parts'
     (:data:`~.views.DECODED_PARTS`), as the part's own view has it, in that part's struct column. One read of the
     split, one decode of its records: the
     batches view's rows and problems, the record_stats view's, the records view's control records (without
-    problem rows, as a read of the records view filtered on ``isControl`` has them), the segment's batch summary
-    (:func:`~kafkalog_spark.log.segment_facts.batch_summary_row`) and the findings of its index entries against its
-    batches (:func:`~kafkalog_spark.log.index_entry_checks.segment_entry_findings`)."""
+    problem rows, as a read of the records view filtered on ``isControl`` has them), and the segment's batch summary
+    (:func:`~kafkalog_spark.log.segment_facts.batch_summary_row`)."""
     from ..format.records import BatchBytes
-    from ..log.index_entry_checks import read_entries, segment_entry_findings
     from ..log.reader import iter_segment_once
     from ..log.record_stats import RecordStats
-    from ..log.segment_facts import batch_summary_row
+    from ..log.segment_facts import BATCH_COLUMNS, batch_summary_row
 
     parts = {part: _part_schema(schema, part) for part in DECODED_PARTS}
     found: dict[str, list[Finding]] = {part: [] for part in DECODED_PROBLEM_PARTS}
@@ -125,25 +111,18 @@ def _decoded_view_rows(split, opts: SourceOptions, schema: pa.Schema, log_dir: s
             if not batch.num_rows:
                 continue
         else:
-            batch_rows.append(batch.select(KEPT_COLUMNS))
+            batch_rows.append(batch.select(BATCH_COLUMNS))
         yield _in_part(schema, part, _with_source_columns(batch, parts[part], log_dir, opts, split, part))
     stats_row = _with_source_columns(_record_stats_row(split, stats), parts["record_stats"], log_dir, opts, split,
                                      "record_stats")
     yield _in_part(schema, "record_stats", stats_row)
-    if split.base_offset is None:  # a KRaft snapshot: no segment's
-        return
-    table = pa.Table.from_batches(batch_rows) if batch_rows else None
-    summary = batch_summary_row(table) if table is not None else None
+    summary = batch_summary_row(batch_rows) if split.base_offset is not None else None  # a KRaft snapshot: none
     if summary is not None:
         keys = {"logDir": log_dir, "topic": split.topic, "partition": split.partition,
                 "segmentBaseOffset": split.base_offset, "tier": split.tier}
-        row = pa.RecordBatch.from_pylist([keys | summary], schema=parts[BATCH_SUMMARY_PART])
+        summary_schema = parts[BATCH_SUMMARY_PART]
+        row = pa.RecordBatch.from_pylist([keys | summary], schema=summary_schema)
         yield _in_part(schema, BATCH_SUMMARY_PART, row)
-    key = {"logDir": log_dir, "topic": split.topic, "partition": split.partition, "baseOffset": split.base_offset}
-    entry_rows = segment_entry_findings(key, table, read_entries(split.index, split.time_index), split.file_size)
-    if entry_rows:
-        yield _in_part(schema, ENTRY_FINDINGS_PART,
-                       pa.RecordBatch.from_pylist(entry_rows, schema=parts[ENTRY_FINDINGS_PART]))
     for part, findings in found.items():
         if findings:
             yield _in_part(schema, part, _split_problems(findings, split, parts[part], log_dir, opts))

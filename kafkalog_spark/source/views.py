@@ -32,13 +32,10 @@ TIER = StructField("tier", StringType())  # "local", or "remote": a segment read
 # The decoded view: the `.log` views a job reads of the same segments, from one read of each (a segment is never cut
 # into several splits: its task sees all of it): a row holds one of these views' rows (the records view's control
 # records only), complete with its logDir and problem, in the struct column named after it, or the segment's batch
-# summary (schemas.BATCH_SUMMARY, computed in the task: kafkalog_spark.log.segment_facts) or a finding of its index
-# entries against its batches (schemas.INDEX_FINDINGS: kafkalog_spark.log.index_entry_checks); decoded_views splits
-# them.
+# summary (schemas.BATCH_SUMMARY, computed in the task: kafkalog_spark.log.segment_facts); decoded_views splits them.
 DECODED_VIEW = "decoded"
 BATCH_SUMMARY_PART = "batch_summary"
-ENTRY_FINDINGS_PART = "index_entry_findings"
-DECODED_PARTS = ("batches", "record_stats", "records", BATCH_SUMMARY_PART, ENTRY_FINDINGS_PART)
+DECODED_PARTS = ("batches", "record_stats", "records", BATCH_SUMMARY_PART)
 # the parts with problem rows (the control records have none, as a read of the records view filtered on isControl)
 DECODED_PROBLEM_PARTS = ("batches", "record_stats")
 
@@ -47,9 +44,8 @@ def view_schema(view: str, decode_internal: bool = False, remote_tier: bool = Fa
     """A view's columns (without logDir and problem); the records view grows the decoded form of the internal
     topics' records with ``decode_internal``, a view read with a remote store the ``tier`` column."""
     if view == DECODED_VIEW:
-        computed = {BATCH_SUMMARY_PART: schemas.batch_summary_schema(remote_tier),
-                    ENTRY_FINDINGS_PART: schemas.INDEX_FINDINGS}  # the parts that are no view's rows
-        return StructType([StructField(part, computed.get(part) or source_schema(part, decode_internal, remote_tier))
+        return StructType([StructField(part, schemas.batch_summary_schema(remote_tier) if part == BATCH_SUMMARY_PART
+                                       else source_schema(part, decode_internal, remote_tier))
                            for part in DECODED_PARTS])
     fields = list(SCHEMAS[view].fields)
     if view == "records" and decode_internal:
