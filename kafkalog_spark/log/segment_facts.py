@@ -52,11 +52,12 @@ def batch_summary_row(batches: pa.Table | Sequence[pa.RecordBatch]) -> dict | No
       holding ``maxTimestamp``, as a LogSegment keeps the offset of its max timestamp: only a larger one replaces it);
     - the first batch (the smallest position): ``firstPosition``, ``firstBatchBaseOffset``, ``firstBatchLastOffset``,
       ``firstBatchSize``, ``firstBatchMaxTimestamp``."""
-    batches = batches if isinstance(batches, pa.Table) else list(batches)
-    if not len(batches):
-        return None
-    table = batches if isinstance(batches, pa.Table) else pa.Table.from_batches(batches)
-    n = table.num_rows
+    if not isinstance(batches, pa.Table):
+        batches = list(batches)
+        if not batches:  # Arrow cannot build a table of no batches without a schema
+            return None
+        batches = pa.Table.from_batches(batches)
+    table, n = batches, batches.num_rows
     if not n:
         return None
     col = table.column
@@ -93,8 +94,8 @@ def batch_summary_row(batches: pa.Table | Sequence[pa.RecordBatch]) -> dict | No
         "codecMix": [(label, k) for label in CODEC_LABELS
                      if (k := _count_true(pc.equal(codecs, label)) or 0) > 0],
         "firstPosition": int(position[first]),
-        "firstBatchSize": table["size"][first].as_py(),
+        "firstBatchSize": size[first].as_py(),
         "firstBatchMaxTimestamp": max_ts[first].as_py(),
-        "firstBatchLastOffset": table["lastOffset"][first].as_py(),
-        "firstBatchBaseOffset": table["baseOffset"][first].as_py(),
+        "firstBatchLastOffset": col("lastOffset")[first].as_py(),
+        "firstBatchBaseOffset": col("baseOffset")[first].as_py(),
     }

@@ -85,10 +85,10 @@ def _decoded_view_rows(split, opts: SourceOptions, schema: pa.Schema, log_dir: s
                        aborted: AbortedTransactions) -> Iterator[pa.RecordBatch]:
     """The decoded view's rows of the split (a whole segment): each row one of its parts'
     (:data:`~.views.DECODED_PARTS`), as the part's own view has it, in that part's struct column. One read of the
-    split, one decode of its records: the
-    batches view's rows and problems, the record_stats view's, the records view's control records (without
-    problem rows, as a read of the records view filtered on ``isControl`` has them), and the segment's batch summary
-    (:func:`~kafkalog_spark.log.segment_facts.batch_summary_row`)."""
+    split, one decode of its records: the batches view's rows and problems, the record_stats view's, the records
+    view's control records (without problem rows, as a read of the records view filtered on ``isControl`` has them),
+    and the segment's batch summary (:func:`~kafkalog_spark.log.segment_facts.batch_summary_row`; a KRaft snapshot,
+    no segment, has none)."""
     from ..format.records import BatchBytes
     from ..log.reader import iter_segment_once
     from ..log.record_stats import RecordStats
@@ -98,6 +98,7 @@ def _decoded_view_rows(split, opts: SourceOptions, schema: pa.Schema, log_dir: s
     found: dict[str, list[Finding]] = {part: [] for part in DECODED_PROBLEM_PARTS}
     sizes = BatchBytes()
     stats = RecordStats(aborted, sizes)
+    summarized = split.base_offset is not None
     batch_rows: list[pa.RecordBatch] = []
     for part, batch in iter_segment_once(split.path, found["batches"], found["record_stats"], start=split.start,
                                          end=split.end, topic=split.topic, partition=split.partition,
@@ -110,18 +111,17 @@ def _decoded_view_rows(split, opts: SourceOptions, schema: pa.Schema, log_dir: s
             batch = batch.filter(batch.column("isControl"))
             if not batch.num_rows:
                 continue
-        else:
+        elif summarized:
             batch_rows.append(batch.select(BATCH_COLUMNS))
         yield _in_part(schema, part, _with_source_columns(batch, parts[part], log_dir, opts, split, part))
     stats_row = _with_source_columns(_record_stats_row(split, stats), parts["record_stats"], log_dir, opts, split,
                                      "record_stats")
     yield _in_part(schema, "record_stats", stats_row)
-    summary = batch_summary_row(batch_rows) if split.base_offset is not None else None  # a KRaft snapshot: none
+    summary = batch_summary_row(batch_rows) if summarized else None
     if summary is not None:
         keys = {"logDir": log_dir, "topic": split.topic, "partition": split.partition,
                 "segmentBaseOffset": split.base_offset, "tier": split.tier}
-        summary_schema = parts[BATCH_SUMMARY_PART]
-        row = pa.RecordBatch.from_pylist([keys | summary], schema=summary_schema)
+        row = pa.RecordBatch.from_pylist([keys | summary], schema=parts[BATCH_SUMMARY_PART])
         yield _in_part(schema, BATCH_SUMMARY_PART, row)
     for part, findings in found.items():
         if findings:
