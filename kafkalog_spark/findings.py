@@ -44,3 +44,14 @@ class KafkaLogError(Exception):
     def __init__(self, finding: Finding):
         super().__init__(str(finding))
         self.finding = finding
+
+
+def finding_row(topic: str | None, partition: int | None, severity: str, check: str, file: str | None, *,
+                position: int = -1, base_offset: int | None = None, expected: str | None = None,
+                found: str | None = None, detail: str | None = None, log_dir: str | None = None) -> dict:
+    """One INDEX_FINDINGS row as a dict, for checks that run in Python (driver or workers); ``check`` and
+    ``severity`` are checked against the catalogue."""
+    finding_kind(check)
+    return {"logDir": log_dir, "topic": topic, "partition": partition, "baseOffset": base_offset,
+            "severity": str(Severity(severity)), "check": check, "file": file, "position": position,
+            "expected": expected, "found": found, "detail": detail}

@@ -207,6 +207,28 @@ PROBLEM = StructType(
 )
 
 
+INDEX_FINDINGS = StructType(
+    [
+        StructField("logDir", StringType()),  # the broker log dir the partition (or root checkpoint) is in
+        StructField("topic", StringType()),
+        StructField("partition", IntegerType()),
+        StructField("baseOffset", LongType()),  # the segment's base offset; null when not segment-specific
+        StructField("severity", StringType()),  # error, warning or info (kafkalog_spark.findings.Severity)
+        StructField("check", StringType()),  # stable snake_case name of the check (or of the reader finding)
+        StructField("file", StringType()),  # the file the problem is in (path as the views name it)
+        StructField("position", LongType()),  # byte position in ``file``; -1 when not positional
+        StructField("expected", StringType()),  # what a healthy file would hold there (null: see detail)
+        StructField("found", StringType()),  # what the file holds
+        StructField("detail", StringType()),  # explanation: why it matters, what is normal
+    ]
+)
+"""The output of :func:`kafkalog_spark.analysis.index_validation.index_findings`: one row per problem.
+
+``severity``: ``error`` = damaged or inconsistent (a reader or the broker would go wrong); ``warning`` =
+suspicious but tolerated by Kafka (it repairs or ignores it); ``info`` = normal in some situations
+(compaction, a copy of a running broker's directory), reported so it can be explained."""
+
+
 def with_problem(schema: StructType) -> StructType:
     """A view's schema as the Spark source returns it: the view's columns, ``logDir`` (the broker log dir the
     row comes from: replicas of a partition in several brokers' log dirs stay apart) and ``problem``."""

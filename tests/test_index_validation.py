@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kafkalog_spark.analysis.index_entries import SegmentBatches, offset_entry_findings, time_entry_findings
 from kafkalog_spark.analysis.index_validation import INDEX_FINDINGS, index_findings, log_dirs_of, read_validation_views
+from kafkalog_spark.log.index_entry_checks import SegmentBatches, offset_entry_findings, time_entry_findings
 from tests.helpers.damaged import damaged_log_dirs, seg
 
 

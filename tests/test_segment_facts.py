@@ -119,3 +119,57 @@ def test_the_summary_of_a_batches_view_grouped_by_segment_equals_the_tasks(spark
             for df in (grouped, tasks)]
     assert rows[0] == rows[1]
     assert len(rows[1]) > 40
+
+
+def test_the_tasks_index_entry_findings_equal_the_cogroup_of_the_index_and_batches_views(spark, samples: Path,
+                                                                                        tmp_path: Path) -> None:
+    """The nightly job has the task that reads a segment check its index entries against its batches (the decoded
+    view's ``index_entry_findings`` part); validate checks them in a cogroup of the index view with the batches view.
+    The same rules (log/index_entry_checks.py), so the same findings, on copies of the corpus with damaged indexes
+    and logs (a zeroed or corrupted index, a cut batch, a flipped bit, a deleted segment)."""
+    from kafkalog_spark.analysis.index_validation import entry_findings, read_validation_views
+    from kafkalog_spark.source import decoded_views, read_views
+    from tests.helpers.damaged import damaged_log_dirs
+
+    root, _, _ = damaged_log_dirs(samples, tmp_path)
+    paths = [str(root)]
+    cogroup = entry_findings(read_validation_views(spark, paths))
+    tasks = decoded_views(read_views(spark, paths, ["decoded"])["decoded"])["index_entry_findings"]
+
+    def rows(df) -> list[tuple]:
+        return sorted(tuple(r) for r in df.where("check != 'segment_log_missing'").collect())
+
+    expected = rows(cogroup)
+    assert rows(tasks) == expected
+    assert len({r[5] for r in expected}) >= 3, expected  # several kinds of entry finding compared
+
+
+def test_the_tasks_batch_findings_equal_those_of_the_batches_view_grouped_by_segment(spark, samples: Path,
+                                                                                    tmp_path: Path) -> None:
+    """The task that reads a segment checks its batches among themselves (CRCs, offset order: the decoded view's
+    ``batch_findings`` part); validate applies the same rules (log/batch_checks.py) to the batches view grouped by
+    segment: the same findings, on copies of the corpus with damaged logs (a flipped bit among them), a segment
+    whose first two batches are swapped, and the legacy corpus (messages and compressed wrappers)."""
+    import shutil
+
+    from kafkalog_spark.analysis.index_validation import batch_findings, read_validation_views
+    from kafkalog_spark.source import decoded_views, read_views
+    from tests.helpers.damaged import damaged_log_dirs
+    from tests.helpers.framing import batches
+
+    root, _, _ = damaged_log_dirs(samples, tmp_path)
+    swapped = Path(shutil.copytree(samples / "broker" / "tutorial-segments-0", tmp_path / "swapped" / "swapped-0"))
+    log = swapped / f"{12:020d}.log"
+    data = log.read_bytes()
+    first, second = batches(log)[:2]
+    log.write_bytes(data[second.position:second.position + second.size] + data[:first.size]
+                    + data[second.position + second.size:])
+    paths = [str(root), str(swapped.parent), str(samples / "legacy")]
+    grouped = batch_findings(read_validation_views(spark, paths))
+    tasks = decoded_views(read_views(spark, paths, ["decoded"])["decoded"])["batch_findings"]
+    expected = sorted(tuple(r) for r in grouped.collect())
+    assert sorted(tuple(r) for r in tasks.collect()) == expected
+    found = {(r[5], r[6], r[7]) for r in expected}
+    assert ("batch_crc_invalid", str(root / "crc-flip-0" / f"{12:020d}.log"),
+            batches(root / "crc-flip-0" / f"{12:020d}.log")[3].position) in found
+    assert ("batch_offsets_not_increasing", str(log), second.size) in found, expected

@@ -204,10 +204,11 @@ def test_segment_files_decodes_only_the_segments_named(spark, samples: Path) -> 
         load(spark, samples / "broker", view="batches", segmentFiles='{"a": 1}').collect()
 
 
-def test_segment_files_gives_the_index_entries_of_those_segments_and_checks_every_index(
+def test_segment_files_gives_the_index_entries_of_those_segments_and_the_segments_view_every_problem(
         spark, samples: Path, tmp_path: Path) -> None:
-    """The index view with segmentFiles: the entries of the segments named and of those without a `.log` (which no
-    incremental run reuses), and the problem rows of every index, named or not."""
+    """The index view with segmentFiles reads the indexes of the segments named and of those without a `.log` (which
+    no incremental run reuses): their entries and their problem rows; the segments view, which reads every index,
+    has the problem rows of the others."""
     import json
     import shutil
 
@@ -216,7 +217,7 @@ def test_segment_files_gives_the_index_entries_of_those_segments_and_checks_ever
     logs = sorted(part.glob("*.log"))
     orphan = part / f"{int(logs[-1].stem) + 10**6:020d}.timeindex"  # an index whose `.log` is gone
     shutil.copy(logs[0].with_suffix(".timeindex"), orphan)
-    damaged = logs[0].with_suffix(".index")  # not named: its problem row stays
+    damaged = logs[0].with_suffix(".index")  # not named: its problem row is the segments view's
     damaged.write_bytes(damaged.read_bytes() + b"\x01\x02\x03")
     every = load(spark, part, view="index").collect()
     named = load(spark, part, view="index", segmentFiles=json.dumps([str(logs[1])])).collect()
@@ -226,7 +227,11 @@ def test_segment_files_gives_the_index_entries_of_those_segments_and_checks_ever
         r for r in every if r.problem is None and r.segmentBaseOffset in entries)
     problems = sorted(r for r in every if r.problem is not None)
     assert any(r.problem.kind == "index_length_not_multiple" and r.problem.file == str(damaged) for r in problems)
-    assert sorted(r for r in named if r.problem is not None) == problems
+    read = {str(logs[1].with_suffix(s)) for s in (".index", ".timeindex")} | {str(orphan)}
+    assert sorted(r for r in named if r.problem is not None) == [r for r in problems if r.problem.file in read]
+    segments = load(spark, part, view="segments").collect()
+    assert {(r.problem.kind, r.problem.file, r.problem.position) for r in problems} <= {
+        (r.problem.kind, r.problem.file, r.problem.position) for r in segments if r.problem is not None}
 
 
 def test_segments_view_lists_the_files(spark, samples: Path) -> None:
@@ -333,7 +338,8 @@ def _separate_and_decoded(path: Path, **options: str) -> tuple[dict[str, list[di
     separate = {view: view_rows(str(path), view, **options) for view in ("batches", "record_stats", "records")}
     separate["records"] = [r for r in separate["records"] if r["isControl"]]  # as a filter on isControl keeps
     decoded = view_rows(str(path), "decoded", **options)
-    assert all(sum(r[p] is not None for p in ("batches", "record_stats", "records", "batch_summary")) == 1
+    assert all(sum(r[p] is not None for p in ("batches", "record_stats", "records", "batch_summary",
+                                              "index_entry_findings")) == 1
                for r in decoded)
     return separate, {view: [r[view] for r in decoded if r[view] is not None] for view in separate}
 

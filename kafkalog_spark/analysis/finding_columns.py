@@ -9,31 +9,10 @@ from __future__ import annotations
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
-from pyspark.sql.types import IntegerType, LongType, StringType, StructField, StructType
 
 from ..finding_kinds import Severity, finding_kind
+from ..schemas import INDEX_FINDINGS
 from .grouping_keys import LOG_DIR, SEGMENT
-
-INDEX_FINDINGS = StructType(
-    [
-        StructField("logDir", StringType()),  # the broker log dir the partition (or root checkpoint) is in
-        StructField("topic", StringType()),
-        StructField("partition", IntegerType()),
-        StructField("baseOffset", LongType()),  # the segment's base offset; null when not segment-specific
-        StructField("severity", StringType()),  # error, warning or info (kafkalog_spark.findings.Severity)
-        StructField("check", StringType()),  # stable snake_case name of the check (or of the reader finding)
-        StructField("file", StringType()),  # the file the problem is in (path as the views name it)
-        StructField("position", LongType()),  # byte position in ``file``; -1 when not positional
-        StructField("expected", StringType()),  # what a healthy file would hold there (null: see detail)
-        StructField("found", StringType()),  # what the file holds
-        StructField("detail", StringType()),  # explanation: why it matters, what is normal
-    ]
-)
-"""The output of :func:`.index_validation.index_findings`: one row per problem.
-
-``severity``: ``error`` = damaged or inconsistent (a reader or the broker would go wrong); ``warning`` =
-suspicious but tolerated by Kafka (it repairs or ignores it); ``info`` = normal in some situations
-(compaction, a copy of a running broker's directory), reported so it can be explained."""
 
 KEYS = SEGMENT
 _SEGMENT_FILE = r"(\d{20})\.(log|index|timeindex|txnindex)(\.(deleted|cleaned|swap))?$"
@@ -67,16 +46,6 @@ def finding(severity: str | Column, check: str | Column, *, file: Column | str |
               "expected": expected, "found": found, "detail": detail}
     return [_value(values[name], type_name).alias(name) for name, type_name in _TYPE_NAMES.items()]
 
-
-def finding_row(topic: str | None, partition: int | None, severity: str, check: str, file: str | None, *,
-                position: int = -1, base_offset: int | None = None, expected: str | None = None,
-                found: str | None = None, detail: str | None = None, log_dir: str | None = None) -> dict:
-    """One INDEX_FINDINGS row as a dict, for checks that run in Python (driver or workers); ``check`` and
-    ``severity`` are checked against the catalogue."""
-    finding_kind(check)
-    return {"logDir": log_dir, "topic": topic, "partition": partition, "baseOffset": base_offset,
-            "severity": str(Severity(severity)), "check": check, "file": file, "position": position,
-            "expected": expected, "found": found, "detail": detail}
 
 
 def candidate(condition: Column, severity: str | Column, check: str | Column, **where) -> Column:

@@ -31,6 +31,7 @@ from collections.abc import Mapping, Sequence
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
+from ..findings import finding_row
 from ..log import producer_snapshot, transaction_index
 from ..log.checkpoints import (
     CLEANER_OFFSET_CHECKPOINT,
@@ -45,7 +46,6 @@ from .finding_columns import (
     candidate,
     emit,
     finding,
-    finding_row,
     ok,
     sibling_file,
     text,

@@ -46,7 +46,18 @@ from pyspark.sql import functions as F
 from ..log import time_index
 from ..log.checkpoints import CLEANER_OFFSET_CHECKPOINT
 from .batch_summary import batch_summary
-from .finding_columns import KEYS, base_offset_from_file, candidate, emit, finding, ok, problems, sibling_file, text
+from .finding_columns import (
+    INDEX_FINDINGS,
+    KEYS,
+    base_offset_from_file,
+    candidate,
+    emit,
+    finding,
+    ok,
+    problems,
+    sibling_file,
+    text,
+)
 from .grouping_keys import PARTITION
 
 TIME_ENTRY = time_index.ENTRY_SIZE
@@ -103,23 +114,29 @@ def reader_findings(views: Mapping[str, DataFrame], live: DataFrame) -> DataFram
 
 
 def batch_findings(views: Mapping[str, DataFrame], live: DataFrame) -> DataFrame:
-    """CRCs and offset order within a segment: a function of the segment's batches alone, so an incremental run keeps
-    them per segment (:func:`overlap_findings` looks at the next segment too)."""
-    b = _ordered_batches(ok(views["batches"]).join(live.select(*KEYS, "logFile"), KEYS))
-    first = F.coalesce(F.col("baseOffset"), F.col("lastOffset"))  # a legacy wrapper: only its last offset is known
-    return emit(
-        b,
-        candidate(~F.col("isValid"), "error", "batch_crc_invalid", **_at_batch(),
-                  expected="stored CRC equal to the computed one",
-                  found=text("stored CRC ", F.col("crc"), " (magic ", F.col("magic"), ")"),
-                  detail=text("batch of ", _offsets(), ", ", F.col("size"), " bytes: its content is damaged; "
-                              "consumers fail with CorruptRecordException and broker recovery truncates the segment "
-                              "here")),
-        candidate(first <= F.col("prevLast"), "error", "batch_offsets_not_increasing", **_at_batch(),
-                  expected=text("first offset > ", F.col("prevLast")), found=_offsets(),
-                  detail=text("the previous batch (at position ", F.col("prevPosition"), ") ends at offset ",
-                              F.col("prevLast"), ": offsets must increase through a segment (lookups assume it)")),
-    )
+    """CRCs and offset order within a segment (:mod:`kafkalog_spark.log.batch_checks`, applied to each segment's
+    batches): a function of the segment's batches alone, so an incremental run keeps them per segment
+    (:func:`overlap_findings` looks at the next segment too). The nightly job and validate take them from the tasks
+    that read the segments instead (the decoded view's ``batch_findings`` part)."""
+    from ..log.batch_checks import BATCH_COLUMNS
+
+    b = ok(views["batches"]).join(live.select(*KEYS, "logFile"), KEYS).select(*KEYS, "logFile", *BATCH_COLUMNS)
+    return b.groupBy(*KEYS).applyInArrow(_check_segment_batches, INDEX_FINDINGS)
+
+
+def _check_segment_batches(table):
+    """One segment's batch rows (its keys, ``logFile`` and batch columns) to its findings, as an Arrow table."""
+    import pyarrow as pa
+
+    from ..log.batch_checks import segment_batch_findings
+    from ..schemas import arrow_schema
+
+    table = table.sort_by("position")
+    key = {"logDir": table.column("logDir")[0].as_py(), "topic": table.column("topic")[0].as_py(),
+           "partition": table.column("partition")[0].as_py(),
+           "baseOffset": table.column("segmentBaseOffset")[0].as_py()}
+    rows = segment_batch_findings(key, table.column("logFile")[0].as_py(), table)
+    return pa.Table.from_pylist(rows, schema=arrow_schema(INDEX_FINDINGS))
 
 
 def overlap_findings(views: Mapping[str, DataFrame], summary: DataFrame) -> DataFrame:

@@ -165,17 +165,18 @@ def open_read(path: str, filesystem: pafs.FileSystem | None = None, *,
 
 def read_capped(path: str, filesystem: pafs.FileSystem | None, max_bytes: int, findings: list[Finding], *,
                 missing_severity: Severity = Severity.WARNING, refuse_larger: bool = False,
-                too_large_kind: str = "file_too_large") -> bytes | None:
+                too_large_kind: str = "file_too_large", size: int | None = None) -> bytes | None:
     """Read ``path`` whole (at most ``max_bytes``), never raising.
 
     A missing file becomes a ``missing_file`` finding (its severity depends on the file kind: an index
     may legally be absent, Kafka rebuilds it), any other I/O error ``unreadable_file``. A file larger
     than ``max_bytes`` gets a ``too_large_kind`` finding; with ``refuse_larger`` nothing is returned
     (text checkpoints: a huge one is not a checkpoint), otherwise the first ``max_bytes`` are.
-    Returns ``None`` when nothing could (or should) be parsed.
+    Returns ``None`` when nothing could (or should) be parsed. ``size``: the file's size as listed, if known
+    (:func:`open_read`).
     """
     try:
-        with open_read(path, filesystem) as f:
+        with open_read(path, filesystem, size=size) as f:
             size = f.size()
             if size > max_bytes:
                 what = "not parsed" if refuse_larger else "only the first part is read"

@@ -115,12 +115,13 @@ class IndexFile:
 
     @classmethod
     def read(cls, path: str, filesystem: pafs.FileSystem | None = None, *, base_offset: int | None = None,
-             max_bytes: int = DEFAULT_MAX_INDEX_BYTES) -> Self:
-        """Read and check an index; never raises on bad or missing content (see ``findings``)."""
+             max_bytes: int = DEFAULT_MAX_INDEX_BYTES, size: int | None = None) -> Self:
+        """Read and check an index; never raises on bad or missing content (see ``findings``). ``size``: the file's
+        size as listed, if known (a store then opens it without asking)."""
         findings: list[Finding] = []
         base = base_offset_for(path, base_offset, findings, f"{cls.KIND}_bad_file_name")
         idx = cls(path, base, findings=findings)
-        data = read_capped(path, filesystem, max_bytes, findings, too_large_kind=f"{cls.KIND}_too_large")
+        data = read_capped(path, filesystem, max_bytes, findings, too_large_kind=f"{cls.KIND}_too_large", size=size)
         if data is None:
             return idx
         idx._parse(data)

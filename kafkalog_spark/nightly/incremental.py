@@ -14,7 +14,8 @@ views (batches, record_stats, records) read from a segment follow from its ident
 
 So do the findings of its index entries against its batches
 (:func:`~kafkalog_spark.analysis.index_validation.entry_findings`): a run reads the index entries of the segments it
-decodes only (the source's index view, given ``segmentFiles``; every index is still read for its problem rows); and
+decodes only (the tasks that decode them check them; the segments view, which reads every index, has every index's
+problem rows); and
 what the analyses derive from its batches alone (:data:`KEPT`): their aggregates
 (:func:`~kafkalog_spark.analysis.batch_summary.batch_summary`) and their findings among themselves
 (:func:`~kafkalog_spark.analysis.index_validation.batch_findings`).

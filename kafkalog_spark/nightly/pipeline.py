@@ -59,13 +59,13 @@ def read_cached_views(spark: SparkSession, log_dirs: Sequence[str], include_inte
     ``remote_storage``: the views of the tiered partitions hold their remote segments too
     (:mod:`kafkalog_spark.source.remote_tier`), rows marked by ``tier``."""
     from ..analysis.compaction import compacted_topics
-    from ..analysis.index_validation import batch_findings, entry_findings
+    from ..analysis.index_validation import entry_findings
     from ..analysis.record_sizes import without_payloads
     from ..analysis.topic_config_table import topics_of
     from ..session import parallelism
     from ..source import decoded_views
     from ..source import read_views as source_views
-    from ..source.views import BATCH_SUMMARY_PART
+    from ..source.views import BATCH_FINDINGS_PART, BATCH_SUMMARY_PART, ENTRY_FINDINGS_PART
 
     tasks = parallelism(spark)
 
@@ -86,11 +86,16 @@ def read_cached_views(spark: SparkSession, log_dirs: Sequence[str], include_inte
     views = {name: cache(df) for name, df in source_views(spark, log_dirs, LISTING_VIEWS, **options).items()}
     compacted = compacted_topics(configs, topics_of(views["segments"]))
     decode = reuse.decode_options(views["segments"], views["partition_files"], compacted) if reuse else None
-    views["index"] = cache(source_views(spark, log_dirs, ["index"], **options, **(decode or {}))["index"])
+    # the index entries of the segments without a `.log` only (the tasks that read a segment check its entries); every
+    # index is still read for its problem rows
+    orphans = options | {"segmentFiles": "[]"}
+    views["index"] = cache(source_views(spark, log_dirs, ["index"], **orphans)["index"])
     # one read of each segment for the three views that decode them: cached, each view a selection of it
     views["decoded"] = cache(source_views(spark, log_dirs, ["decoded"], **options, **(decode or {}))["decoded"])
     decoded = decoded_views(views["decoded"])
-    summary = decoded.pop(BATCH_SUMMARY_PART)  # computed by the tasks that read the segments
+    # computed by the tasks that read the segments
+    summary, segment_entries = decoded.pop(BATCH_SUMMARY_PART), decoded.pop(ENTRY_FINDINGS_PART)
+    segment_batches = decoded.pop(BATCH_FINDINGS_PART)
     if compacted:  # their records whole, the others' control records
         whole = source_views(spark, log_dirs, ["records"], topics=",".join(compacted), **options,
                              **(decode or {}))["records"]
@@ -100,8 +105,8 @@ def read_cached_views(spark: SparkSession, log_dirs: Sequence[str], include_inte
     # aggregates (which the segment statistics, the retention plans and the checks read) and their findings among
     # themselves; an incremental run computes them for the segments it decodes and reads the others' back
     fresh = views | decoded
-    per_segment = {ENTRY_FINDINGS_VIEW: entry_findings(fresh), SUMMARY_VIEW: summary,
-                   BATCH_FINDINGS_VIEW: batch_findings(fresh)}
+    per_segment = {ENTRY_FINDINGS_VIEW: segment_entries.unionByName(entry_findings(fresh)), SUMMARY_VIEW: summary,
+                   BATCH_FINDINGS_VIEW: segment_batches}
     if reuse:
         decoded = reuse.with_reused(decoded, compacted)
         per_segment = {view: reuse.with_kept(view, rows) for view, rows in per_segment.items()}

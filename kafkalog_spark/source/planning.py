@@ -16,7 +16,7 @@ import pyarrow.fs as pafs
 
 from ..findings import Finding, KafkaLogError
 from ..log.files import open_read
-from ..log.log_dir import LogSegment, PartitionLog, find_partitions
+from ..log.log_dir import INDEX_SUFFIX, TIME_INDEX_SUFFIX, LogSegment, PartitionLog, find_partitions
 from .filters import Pushdown
 from .options import WHOLE_SEGMENT_VIEWS, SourceOptions
 
@@ -36,6 +36,9 @@ class SegmentSplit:
     file_size: int | None = None  # the file's size as listed (an object store then opens it without a request)
     tier: str = "local"  # "remote": a tiered segment's copy in the remote store (the base offset not in its name)
     log_dir: str | None = None  # a remote segment's partition's log dir (a local one's is its file's)
+    # the segment's `.index` and `.timeindex` with their sizes, as listed (None: it has none)
+    index: tuple[str, int | None] | None = None
+    time_index: tuple[str, int | None] | None = None
 
 
 @dataclass(frozen=True)
@@ -206,6 +209,12 @@ def aborted_transactions(log: PartitionLog, filesystem=None) -> tuple[tuple[int,
     return tuple(out)
 
 
+def _listed_indexes(seg: LogSegment) -> tuple[tuple[str, int | None] | None, tuple[str, int | None] | None]:
+    """The segment's `.index` and `.timeindex` with their listed sizes (None for one it has not)."""
+    return tuple((path, seg.sizes.get(suffix)) if path else None
+                 for path, suffix in ((seg.index, INDEX_SUFFIX), (seg.time_index, TIME_INDEX_SUFFIX)))
+
+
 def plan_splits(opts: SourceOptions, pushdown: Pushdown, filesystem=None,
                 problems: list[ListingProblem] | None = None) -> list[SegmentSplit]:
     """The splits to read; what the listings find wrong (a directory that cannot be listed, a FIFO named like
@@ -227,7 +236,8 @@ def plan_splits(opts: SourceOptions, pushdown: Pushdown, filesystem=None,
             for a, b in zip(points, [*points[1:], None], strict=True):
                 splits.append(SegmentSplit(seg.log, log.topic, log.partition, seg.base_offset, a, b,
                                            (b if b is not None else seg.log_size) - a, aborted, seg.log_size,
-                                           seg.tier, log.log_dir if seg.tier == "remote" else None))
+                                           seg.tier, log.log_dir if seg.tier == "remote" else None,
+                                           *_listed_indexes(seg)))
         if opts.kraft_snapshots and pushdown.accepts("segmentBaseOffset", None):
             # Snapshots are small (the metadata state, not its history) and hold no transactions.
             splits += [SegmentSplit(s.path, log.topic, log.partition, None, 0, None, s.size, (), s.size)

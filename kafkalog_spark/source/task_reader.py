@@ -11,15 +11,29 @@ import pyarrow as pa
 
 from ..findings import Finding
 from ..log.aborted_transactions import AbortedTransactions
+from ..log.batch_checks import BATCH_COLUMNS as BATCH_CHECK_COLUMNS
+from ..log.batch_checks import segment_batch_findings
 from ..log.files import normalize_path
+from ..log.index_entry_checks import BATCH_COLUMNS as ENTRY_CHECK_COLUMNS
+from ..log.index_entry_checks import read_entries, segment_entry_findings
 from ..log.page_cache import left_as_found
 from ..log.reader import iter_segment
+from ..log.segment_facts import BATCH_COLUMNS as SUMMARY_COLUMNS
+from ..log.segment_facts import batch_summary_row
 from ..schemas import arrow_schema
 from .filters import Pushdown
 from .internal_views import decoded_columns
 from .options import SourceOptions
 from .problems import check_failfast, log_dir_of, problem_rows
-from .views import BATCH_SUMMARY_PART, DECODED_PARTS, DECODED_PROBLEM_PARTS, DECODED_VIEW, read_partition_views
+from .views import (
+    BATCH_FINDINGS_PART,
+    BATCH_SUMMARY_PART,
+    DECODED_PARTS,
+    DECODED_PROBLEM_PARTS,
+    DECODED_VIEW,
+    ENTRY_FINDINGS_PART,
+    read_partition_views,
+)
 
 
 def _with_source_columns(batch: pa.RecordBatch, schema: pa.Schema, log_dir: str, opts: SourceOptions,
@@ -81,18 +95,20 @@ def _split_problems(findings: list[Finding], split, schema: pa.Schema, log_dir: 
     return problems
 
 
+
+
 def _decoded_view_rows(split, opts: SourceOptions, schema: pa.Schema, log_dir: str,
                        aborted: AbortedTransactions) -> Iterator[pa.RecordBatch]:
     """The decoded view's rows of the split (a whole segment): each row one of its parts'
     (:data:`~.views.DECODED_PARTS`), as the part's own view has it, in that part's struct column. One read of the
     split, one decode of its records: the batches view's rows and problems, the record_stats view's, the records
     view's control records (without problem rows, as a read of the records view filtered on ``isControl`` has them),
-    and the segment's batch summary (:func:`~kafkalog_spark.log.segment_facts.batch_summary_row`; a KRaft snapshot,
-    no segment, has none)."""
+    and, of a segment (a KRaft snapshot is none), its batch summary
+    (:func:`~kafkalog_spark.log.segment_facts.batch_summary_row`) and the findings of its index entries against its
+    batches (:func:`~kafkalog_spark.log.index_entry_checks.segment_entry_findings`)."""
     from ..format.records import BatchBytes
     from ..log.reader import iter_segment_once
     from ..log.record_stats import RecordStats
-    from ..log.segment_facts import BATCH_COLUMNS, batch_summary_row
 
     parts = {part: _part_schema(schema, part) for part in DECODED_PARTS}
     found: dict[str, list[Finding]] = {part: [] for part in DECODED_PROBLEM_PARTS}
@@ -112,20 +128,40 @@ def _decoded_view_rows(split, opts: SourceOptions, schema: pa.Schema, log_dir: s
             if not batch.num_rows:
                 continue
         elif summarized:
-            batch_rows.append(batch.select(BATCH_COLUMNS))
+            batch_rows.append(batch.select(_KEPT_COLUMNS))
         yield _in_part(schema, part, _with_source_columns(batch, parts[part], log_dir, opts, split, part))
     stats_row = _with_source_columns(_record_stats_row(split, stats), parts["record_stats"], log_dir, opts, split,
                                      "record_stats")
     yield _in_part(schema, "record_stats", stats_row)
-    summary = batch_summary_row(batch_rows) if summarized else None
+    if summarized:
+        yield from _segment_fact_rows(split, batch_rows, schema, parts, log_dir)
+    for part, findings in found.items():
+        if findings:
+            yield _in_part(schema, part, _split_problems(findings, split, parts[part], log_dir, opts))
+
+
+# what the task keeps of a segment's batch rows: the columns of what it computes of the segment
+_KEPT_COLUMNS = list(dict.fromkeys((*SUMMARY_COLUMNS, *ENTRY_CHECK_COLUMNS, *BATCH_CHECK_COLUMNS)))
+
+
+def _segment_fact_rows(split, batch_rows: list[pa.RecordBatch], schema: pa.Schema, parts: dict[str, pa.Schema],
+                       log_dir: str) -> Iterator[pa.RecordBatch]:
+    """What the task computes of a segment from its batch rows (``batch_rows``: :data:`_KEPT_COLUMNS`): its batch
+    summary, the findings of its batches among themselves, and those of its index entries, read here (each file's
+    size as listed, so a store is asked for nothing but its bytes)."""
+    table = pa.Table.from_batches(batch_rows) if batch_rows else None
+    summary = batch_summary_row(table) if table is not None else None
     if summary is not None:
         keys = {"logDir": log_dir, "topic": split.topic, "partition": split.partition,
                 "segmentBaseOffset": split.base_offset, "tier": split.tier}
         row = pa.RecordBatch.from_pylist([keys | summary], schema=parts[BATCH_SUMMARY_PART])
         yield _in_part(schema, BATCH_SUMMARY_PART, row)
-    for part, findings in found.items():
-        if findings:
-            yield _in_part(schema, part, _split_problems(findings, split, parts[part], log_dir, opts))
+    key = {"logDir": log_dir, "topic": split.topic, "partition": split.partition, "baseOffset": split.base_offset}
+    indexes = read_entries(split.index, split.time_index)
+    for part, rows in ((BATCH_FINDINGS_PART, segment_batch_findings(key, split.path, table)),
+                       (ENTRY_FINDINGS_PART, segment_entry_findings(key, table, indexes, split.file_size))):
+        if rows:
+            yield _in_part(schema, part, pa.RecordBatch.from_pylist(rows, schema=parts[part]))
 
 
 def _part_schema(schema: pa.Schema, part: str) -> pa.Schema:

@@ -32,10 +32,14 @@ TIER = StructField("tier", StringType())  # "local", or "remote": a segment read
 # The decoded view: the `.log` views a job reads of the same segments, from one read of each (a segment is never cut
 # into several splits: its task sees all of it): a row holds one of these views' rows (the records view's control
 # records only), complete with its logDir and problem, in the struct column named after it, or the segment's batch
-# summary (schemas.BATCH_SUMMARY, computed in the task: kafkalog_spark.log.segment_facts); decoded_views splits them.
+# summary (schemas.BATCH_SUMMARY, computed in the task: kafkalog_spark.log.segment_facts) or a finding of its index
+# entries against its batches (schemas.INDEX_FINDINGS: kafkalog_spark.log.index_entry_checks); decoded_views splits
+# them.
 DECODED_VIEW = "decoded"
 BATCH_SUMMARY_PART = "batch_summary"
-DECODED_PARTS = ("batches", "record_stats", "records", BATCH_SUMMARY_PART)
+ENTRY_FINDINGS_PART = "index_entry_findings"
+BATCH_FINDINGS_PART = "batch_findings"
+DECODED_PARTS = ("batches", "record_stats", "records", BATCH_SUMMARY_PART, ENTRY_FINDINGS_PART, BATCH_FINDINGS_PART)
 # the parts with problem rows (the control records have none, as a read of the records view filtered on isControl)
 DECODED_PROBLEM_PARTS = ("batches", "record_stats")
 
@@ -44,8 +48,10 @@ def view_schema(view: str, decode_internal: bool = False, remote_tier: bool = Fa
     """A view's columns (without logDir and problem); the records view grows the decoded form of the internal
     topics' records with ``decode_internal``, a view read with a remote store the ``tier`` column."""
     if view == DECODED_VIEW:
-        return StructType([StructField(part, schemas.batch_summary_schema(remote_tier) if part == BATCH_SUMMARY_PART
-                                       else source_schema(part, decode_internal, remote_tier))
+        computed = {BATCH_SUMMARY_PART: schemas.batch_summary_schema(remote_tier),
+                    ENTRY_FINDINGS_PART: schemas.INDEX_FINDINGS,
+                    BATCH_FINDINGS_PART: schemas.INDEX_FINDINGS}  # the parts that are no view's rows
+        return StructType([StructField(part, computed.get(part) or source_schema(part, decode_internal, remote_tier))
                            for part in DECODED_PARTS])
     fields = list(SCHEMAS[view].fields)
     if view == "records" and decode_internal:
@@ -101,24 +107,23 @@ def _segment_rows(log, findings: list[Finding], filesystem=None, checkpoints=Non
 def _index_rows(log, findings: list[Finding], segment_files: frozenset[str] | None = None) -> dict[str, pa.Array]:
     """The entries of the partition's offset and time indexes, as columns: a broker's segment of 1 GiB has some
     260,000 entries in each index, too many to build a row at a time. ``segment_files`` (the source's
-    ``segmentFiles``): only the entries of the segments whose `.log` is listed, or that have none; every index is
-    still read and checked, so the view's problem rows are those of every index."""
+    ``segmentFiles``): only the indexes of the segments whose `.log` is listed, or that have none, are read (their
+    entries and problem rows); the segments view, which reads every index, has the others' problems too."""
     from ..log.offset_index import OffsetIndex
     from ..log.time_index import TimeIndex
 
     parts: list[dict[str, pa.Array]] = []
     for seg in log.segments:
-        entries = segment_files is None or seg.log is None or seg.log in segment_files
+        if segment_files is not None and seg.log is not None and seg.log not in segment_files:
+            continue
         if seg.index:
             index = OffsetIndex.read(seg.index)
             findings.extend(index.findings)
-            if entries:
-                parts.append(_entry_columns(seg, seg.index, "offset", index.offsets, position=index.positions))
+            parts.append(_entry_columns(seg, seg.index, "offset", index.offsets, position=index.positions))
         if seg.time_index:
             index = TimeIndex.read(seg.time_index)
             findings.extend(index.findings)
-            if entries:
-                parts.append(_entry_columns(seg, seg.time_index, "time", index.offsets, timestamp=index.timestamps))
+            parts.append(_entry_columns(seg, seg.time_index, "time", index.offsets, timestamp=index.timestamps))
     names = ("segmentBaseOffset", "file", "indexType", "slot", "offset", "position", "timestamp", "tier")
     return {name: pa.concat_arrays([part[name] for part in parts]) for name in names} if parts else {}
 
