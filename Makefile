@@ -137,6 +137,8 @@ bench: $(STAMP)
 	$(PY) -m tests.bench.fleet --sets $(FLEET_SETS)
 	$(PY) -m tests.bench.fixed_cost
 	$(PY) -m tests.bench.broker_shaped --sets $(BROKER_SETS)
+	$(PY) -m tests.bench.spark_jobs --set 1m
+	for s in $(BROKER_SETS); do $(PY) -m tests.bench.spark_jobs --broker-set $$s || exit 1; done
 	$(PY) -m tests.bench.object_store
 	$(PY) -m tests.bench.replicas
 	$(PY) -m tests.bench.incremental --sets $(INCREMENTAL_SETS)
