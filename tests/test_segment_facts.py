@@ -173,3 +173,35 @@ def test_the_tasks_batch_findings_equal_those_of_the_batches_view_grouped_by_seg
     assert ("batch_crc_invalid", str(root / "crc-flip-0" / f"{12:020d}.log"),
             batches(root / "crc-flip-0" / f"{12:020d}.log")[3].position) in found
     assert ("batch_offsets_not_increasing", str(log), second.size) in found, expected
+
+
+def test_the_nightly_job_names_the_segments_without_a_log(spark, samples: Path, tmp_path: Path) -> None:
+    """The tasks that read the `.log` files check their segments' index entries, so the nightly job's index view
+    holds the entries of the segments with index files and no `.log` only, and their finding (``segment_log_missing``,
+    at the first of their files with entries) is among the job's index entry findings."""
+    import shutil
+
+    from kafkalog_spark.nightly.incremental import ENTRY_FINDINGS_VIEW
+    from kafkalog_spark.nightly.pipeline import read_cached_views
+
+    logs = tmp_path / "logs"
+    tutorial = Path(shutil.copytree(samples / "broker" / "tutorial-segments-0", logs / "tutorial-segments-0"))
+    tiny = Path(shutil.copytree(samples / "broker" / "tiny-index-interval-0", logs / "tiny-index-interval-0"))
+
+    def entry_findings() -> tuple[int, list[tuple]]:
+        views = read_cached_views(spark, [str(logs)])
+        try:
+            return views["index"].count(), sorted((r.check, r.file, r.baseOffset)
+                                                  for r in views[ENTRY_FINDINGS_VIEW].collect())
+        finally:
+            for df in views.values():
+                df.unpersist()
+
+    assert entry_findings() == (0, [])
+    # the .log of two segments deleted, their indexes left behind: one's .index holds entries, the other's is empty
+    (tiny / f"{44:020d}.log").unlink()
+    (tutorial / f"{36:020d}.log").unlink()
+    index_rows, found = entry_findings()
+    assert index_rows > 0
+    assert found == sorted([("segment_log_missing", str(tiny / f"{44:020d}.index"), 44),
+                            ("segment_log_missing", str(tutorial / f"{36:020d}.timeindex"), 36)])

@@ -86,8 +86,8 @@ def read_cached_views(spark: SparkSession, log_dirs: Sequence[str], include_inte
     views = {name: cache(df) for name, df in source_views(spark, log_dirs, LISTING_VIEWS, **options).items()}
     compacted = compacted_topics(configs, topics_of(views["segments"]))
     decode = reuse.decode_options(views["segments"], views["partition_files"], compacted) if reuse else None
-    # the index entries of the segments without a `.log` only (the tasks that read a segment check its entries); every
-    # index is still read for its problem rows
+    # the index entries of the segments without a `.log` only (the tasks that read a segment check its entries); the
+    # segments view has every index's problem rows
     orphans = options | {"segmentFiles": "[]"}
     views["index"] = cache(source_views(spark, log_dirs, ["index"], **orphans)["index"])
     # one read of each segment for the three views that decode them: cached, each view a selection of it
