@@ -95,17 +95,13 @@ def _split_problems(findings: list[Finding], split, schema: pa.Schema, log_dir: 
     return problems
 
 
-
-
 def _decoded_view_rows(split, opts: SourceOptions, schema: pa.Schema, log_dir: str,
                        aborted: AbortedTransactions) -> Iterator[pa.RecordBatch]:
     """The decoded view's rows of the split (a whole segment): each row one of its parts'
     (:data:`~.views.DECODED_PARTS`), as the part's own view has it, in that part's struct column. One read of the
     split, one decode of its records: the batches view's rows and problems, the record_stats view's, the records
     view's control records (without problem rows, as a read of the records view filtered on ``isControl`` has them),
-    and, of a segment (a KRaft snapshot is none), its batch summary
-    (:func:`~kafkalog_spark.log.segment_facts.batch_summary_row`) and the findings of its index entries against its
-    batches (:func:`~kafkalog_spark.log.index_entry_checks.segment_entry_findings`)."""
+    and, of a segment (a KRaft snapshot is none), what :func:`_segment_fact_rows` computes of it."""
     from ..format.records import BatchBytes
     from ..log.reader import iter_segment_once
     from ..log.record_stats import RecordStats

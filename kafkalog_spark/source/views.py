@@ -32,9 +32,9 @@ TIER = StructField("tier", StringType())  # "local", or "remote": a segment read
 # The decoded view: the `.log` views a job reads of the same segments, from one read of each (a segment is never cut
 # into several splits: its task sees all of it): a row holds one of these views' rows (the records view's control
 # records only), complete with its logDir and problem, in the struct column named after it, or the segment's batch
-# summary (schemas.BATCH_SUMMARY, computed in the task: kafkalog_spark.log.segment_facts) or a finding of its index
-# entries against its batches (schemas.INDEX_FINDINGS: kafkalog_spark.log.index_entry_checks); decoded_views splits
-# them.
+# summary (schemas.BATCH_SUMMARY, computed in the task: kafkalog_spark.log.segment_facts), or a finding
+# (schemas.INDEX_FINDINGS) of its index entries against its batches (kafkalog_spark.log.index_entry_checks) or of its
+# batches among themselves (kafkalog_spark.log.batch_checks); decoded_views splits them.
 DECODED_VIEW = "decoded"
 BATCH_SUMMARY_PART = "batch_summary"
 ENTRY_FINDINGS_PART = "index_entry_findings"
