@@ -44,13 +44,13 @@ def read_cached_views(spark: SparkSession, log_dirs: Sequence[str], include_inte
     None: Kafka's defaults), without their values and headers
     (:func:`~kafkalog_spark.analysis.record_sizes.without_payloads`).
 
-    The views also hold, per segment, as ``batch_summary`` (:data:`~.incremental.SUMMARY_VIEW`), the batches'
-    aggregates (:data:`~kafkalog_spark.schemas.BATCH_SUMMARY`, the decoded view's part: computed by the task that
-    reads the segment), as ``batch_findings``
-    (:data:`~.incremental.BATCH_FINDINGS_VIEW`), their findings among themselves
-    (:func:`~kafkalog_spark.analysis.index_validation.batch_findings`), and, as ``index_entry_findings``
-    (:data:`~.incremental.ENTRY_FINDINGS_VIEW`), the findings of the segments' index entries
-    (:func:`~kafkalog_spark.analysis.index_validation.entry_findings`).
+    The views also hold, per segment, what the task that reads it computes (the decoded view's parts): as
+    ``batch_summary`` (:data:`~.incremental.SUMMARY_VIEW`), the batches' aggregates
+    (:data:`~kafkalog_spark.schemas.BATCH_SUMMARY`), as ``batch_findings`` (:data:`~.incremental.BATCH_FINDINGS_VIEW`),
+    their findings among themselves (:mod:`kafkalog_spark.log.batch_checks`), and, as ``index_entry_findings``
+    (:data:`~.incremental.ENTRY_FINDINGS_VIEW`), the findings of its index entries
+    (:mod:`kafkalog_spark.log.index_entry_checks`; those of segments without a `.log` from the index view:
+    :func:`~kafkalog_spark.analysis.index_validation.entry_findings`).
 
     ``reuse``: an incremental run's (:class:`~.incremental.Reuse`): it decides from the listing which segments to decode
     (and whose index entries to read), and gives the other segments' rows and per-segment rows, read back from the
