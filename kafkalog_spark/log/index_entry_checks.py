@@ -43,7 +43,7 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
-from ..findings import finding_row
+from ..findings import Finding, finding_row
 from . import offset_index, time_index
 
 OFFSET_ENTRY, TIME_ENTRY = offset_index.ENTRY_SIZE, time_index.ENTRY_SIZE
@@ -238,19 +238,24 @@ def _no_batches() -> pa.Table:
                                                       ("magic", pa.int8()), ("maxTimestamp", pa.int64()))})
 
 
-def read_entries(index_file: tuple[str, int | None] | None,
-                 time_index_file: tuple[str, int | None] | None) -> list[IndexEntries]:
+def read_entries(index_file: tuple[str, int | None] | None, time_index_file: tuple[str, int | None] | None,
+                 findings: list[Finding] | None = None) -> list[IndexEntries]:
     """The valid entries of a segment's `.index` and `.timeindex` (those it has, each a path and its size as
-    listed), as the index view gives them."""
+    listed, None when not listed), as the index view gives them; the readers' findings go to ``findings`` when
+    given."""
     out = []
     if index_file:
         path, size = index_file
         index = offset_index.OffsetIndex.read(path, size=size)
         out.append(IndexEntries(path, "offset", np.arange(len(index.offsets), dtype=np.int64),
                                 index.offsets.astype(np.int64), positions=index.positions.astype(np.int64)))
+        if findings is not None:
+            findings.extend(index.findings)
     if time_index_file:
         path, size = time_index_file
         index = time_index.TimeIndex.read(path, size=size)
         out.append(IndexEntries(path, "time", np.arange(len(index.offsets), dtype=np.int64),
                                 index.offsets.astype(np.int64), timestamps=index.timestamps.astype(np.int64)))
+        if findings is not None:
+            findings.extend(index.findings)
     return out

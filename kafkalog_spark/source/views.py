@@ -109,38 +109,30 @@ def _index_rows(log, findings: list[Finding], segment_files: frozenset[str] | No
     260,000 entries in each index, too many to build a row at a time. ``segment_files`` (the source's
     ``segmentFiles``): only the indexes of the segments whose `.log` is listed, or that have none, are read (their
     entries and problem rows); the segments view, which reads every index, has the others' problems too."""
-    from ..log.offset_index import OffsetIndex
-    from ..log.time_index import TimeIndex
+    from ..log.index_entry_checks import read_entries
 
     parts: list[dict[str, pa.Array]] = []
     for seg in log.segments:
         if segment_files is not None and seg.log is not None and seg.log not in segment_files:
             continue
-        if seg.index:
-            index = OffsetIndex.read(seg.index)
-            findings.extend(index.findings)
-            parts.append(_entry_columns(seg, seg.index, "offset", index.offsets, position=index.positions))
-        if seg.time_index:
-            index = TimeIndex.read(seg.time_index)
-            findings.extend(index.findings)
-            parts.append(_entry_columns(seg, seg.time_index, "time", index.offsets, timestamp=index.timestamps))
+        files = [(path, None) if path else None for path in (seg.index, seg.time_index)]
+        parts += [_entry_columns(seg, entries) for entries in read_entries(*files, findings)]
     names = ("segmentBaseOffset", "file", "indexType", "slot", "offset", "position", "timestamp", "tier")
     return {name: pa.concat_arrays([part[name] for part in parts]) for name in names} if parts else {}
 
 
-def _entry_columns(seg, file: str, index_type: str, offsets: np.ndarray, *,
-                   position: np.ndarray | None = None, timestamp: np.ndarray | None = None) -> dict[str, pa.Array]:
-    """One index file's entries (``offsets`` and its positions or timestamps) of the segment ``seg`` as the index
-    view's columns."""
-    n = len(offsets)
+def _entry_columns(seg, entries) -> dict[str, pa.Array]:
+    """One index file's entries (:class:`~kafkalog_spark.log.index_entry_checks.IndexEntries`) of the segment ``seg``
+    as the index view's columns."""
+    n = len(entries.offsets)
 
     def longs(values: np.ndarray | None) -> pa.Array:
         return pa.nulls(n, pa.int64()) if values is None else pa.array(values, pa.int64())
 
-    return {"segmentBaseOffset": pa.repeat(seg.base_offset, n), "file": pa.repeat(file, n),
-            "tier": pa.repeat(seg.tier, n), "indexType": pa.repeat(index_type, n),
-            "slot": pa.array(np.arange(n, dtype=np.int32)),
-            "offset": longs(offsets), "position": longs(position), "timestamp": longs(timestamp)}
+    return {"segmentBaseOffset": pa.repeat(seg.base_offset, n), "file": pa.repeat(entries.file, n),
+            "tier": pa.repeat(seg.tier, n), "indexType": pa.repeat(entries.index_type, n),
+            "slot": pa.array(entries.slots.astype(np.int32)), "offset": longs(entries.offsets),
+            "position": longs(entries.positions), "timestamp": longs(entries.timestamps)}
 
 
 def _partition_file_rows(log, findings: list[Finding], filesystem=None, checkpoints=None) -> list[dict]:
