@@ -4,16 +4,17 @@ and more, as one DataFrame of findings (one row per problem).
 A function of DataFrames: the views ``segments``, ``batches``, ``index`` and ``partition_files`` read by
 the `kafkalog` source for the same paths (``records`` optionally, for the ABORT/COMMIT type of control
 records), plus the broker log dirs whose root checkpoint files to check. The checks live in
-:mod:`.segment_checks` (segment files, batches, reader findings), :mod:`.index_entries` (each offset and
-time index entry against the batches of its segment) and :mod:`.partition_checks` (transaction index,
-producer snapshots, checkpoints). Each check has a stable snake_case name; see the module docstrings for
-what each compares.
+:mod:`kafkalog_spark.log.local_log_checks` (reader findings, segment files, snapshots and checkpoint offsets,
+reduced per partition by :mod:`.local_log_findings`), :mod:`.segment_checks` (batches, overlaps),
+:mod:`.index_entries` (each offset and time index entry against the batches of its segment) and
+:mod:`.partition_checks` (transaction index, root checkpoints). Each check has a stable snake_case name; see the
+module docstrings for what each compares.
 
     views = read_validation_views(spark, ["/var/lib/kafka/data"])
     index_findings(spark, views, log_dirs=["/var/lib/kafka/data"]).where("severity = 'error'").show()
 
 Every view is read by several checks: cache them (``validate`` does) when the log dirs are large. The problem
-rows of every view given count (:func:`.segment_checks.reader_findings`): without the record_stats (or records)
+rows of every view given count (:mod:`kafkalog_spark.log.local_log_checks`): without the record_stats (or records)
 view, damage that only a full decode finds is not seen.
 
 Every row carries its log dir (``logDir``): replicas of a topic-partition read from several brokers' log dirs
@@ -28,6 +29,7 @@ from pyspark.sql import DataFrame, Row, SparkSession
 
 from . import index_entries, partition_checks, segment_checks
 from .finding_columns import INDEX_FINDINGS, KEYS
+from .local_log_findings import local_log_findings
 
 VIEWS = ("segments", "batches", "index", "partition_files")
 __all__ = ["INDEX_FINDINGS", "VIEWS", "batch_findings", "entry_findings", "index_findings", "log_dirs_of",
@@ -59,9 +61,10 @@ def index_findings(spark: SparkSession, views: Mapping[str, DataFrame], log_dirs
     live = segment_checks.live_segments(views)
     summary = segment_checks.segment_summary(views, live)
     parts = [
+        local_log_findings(views, line_positions),
         *segment_checks.findings(views, live, summary, batch_rows),
         index_entries.findings(views, live) if entry_rows is None else entry_rows,
-        *partition_checks.findings(views, live, summary, line_positions),
+        *partition_checks.findings(views, live),
         root,
     ]
     out = parts[0]

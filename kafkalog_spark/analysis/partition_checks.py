@@ -1,6 +1,6 @@
-"""Partition-level checks: the transaction index against the control batches, producer snapshots and
-checkpoint offsets against the log's offsets (Spark), and the root checkpoints against the partition
-directories present (the log dirs' roots as :mod:`..source.log_dir_roots` reads them).
+"""Partition-level checks: the transaction index against the control batches (Spark), and the root checkpoints
+against the partition directories present (the log dirs' roots as :mod:`..source.log_dir_roots` reads them). The
+producer snapshots and checkpoint offsets against the log's offsets are :mod:`kafkalog_spark.log.local_log_checks`.
 
 - ``txnindex_abort_marker_missing``: error: an aborted transaction's lastOffset is not the offset of a
   control batch in the same segment (read_committed consumers rely on the pair).
@@ -10,12 +10,6 @@ directories present (the log dirs' roots as :mod:`..source.log_dir_roots` reads 
   ``.txnindex`` while data of its transaction is still in the log (read_committed consumers would deliver
   those aborted records). A marker whose aborted data the cleaner already removed needs no entry: see
   :func:`aborted_data_remains`.
-- ``snapshot_offset_outside_log``: info: a producer snapshot whose offset is no segment base offset and
-  lies outside [log start, log end] (the broker deletes such snapshots when it loads the log).
-- ``snapshot_entry_beyond_offset``: warning: a producer's lastOffset >= the snapshot's offset (a snapshot
-  at N only knows offsets below N).
-- ``checkpoint_offset_outside_log``: warning: a root checkpoint's offset for a partition beyond its log
-  end offset, or (cleaner-offset checkpoint) below its log start (the broker resets it).
 - ``checkpoint_missing_partition``: warning: a root checkpoint line for a topic-partition with no
   directory in that log dir.
 - ``recovery_point_missing``: info: a partition dir without a recovery-point-offset-checkpoint entry (the
@@ -32,12 +26,8 @@ from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
 from ..findings import finding_row
-from ..log import producer_snapshot, transaction_index
-from ..log.checkpoints import (
-    CLEANER_OFFSET_CHECKPOINT,
-    OFFSET_CHECKPOINT_FILES,
-    RECOVERY_POINT_OFFSET_CHECKPOINT,
-)
+from ..log import transaction_index
+from ..log.checkpoints import RECOVERY_POINT_OFFSET_CHECKPOINT
 from ..source.log_dir_roots import LogDirRoot
 from .finding_columns import (
     INDEX_FINDINGS,
@@ -53,18 +43,7 @@ from .finding_columns import (
 from .grouping_keys import PARTITION
 
 TXN_ENTRY = transaction_index.ENTRY_SIZE
-SNAPSHOT_HEADER, SNAPSHOT_ENTRY = producer_snapshot.HEADER_SIZE, producer_snapshot.ENTRY_SIZE
 METADATA_TOPIC = "__cluster_metadata"
-LINE_POSITIONS = "file string, topic string, partition int, linePosition long"
-
-
-def log_ranges(summary: DataFrame) -> DataFrame:
-    """Per partition (from the segment summary): logStart (first live segment's base offset), logEnd (the next
-    offset to write: after the last batch, or the active segment's base offset) and the segment bases."""
-    return summary.groupBy(*PARTITION).agg(
-        F.min("segmentBaseOffset").alias("logStart"),
-        F.greatest(F.max("maxLast") + 1, F.max("segmentBaseOffset")).alias("logEnd"),
-        F.collect_set("segmentBaseOffset").alias("bases"))
 
 
 def txn_findings(views: Mapping[str, DataFrame], live: DataFrame) -> list[DataFrame]:
@@ -135,41 +114,8 @@ def aborted_data_remains(aborts: DataFrame, batches: DataFrame) -> DataFrame:
     return a.join(d, remains, "left_semi").drop("previousMarker")
 
 
-def file_findings(views: Mapping[str, DataFrame], ranges: DataFrame, line_positions: DataFrame) -> DataFrame:
-    """Producer snapshots and root checkpoint entries against the log's offsets."""
-    rows = (ok(views["partition_files"]).where(F.col("fileType").isin("producer-snapshot", *OFFSET_CHECKPOINT_FILES))
-            .join(F.broadcast(ranges), PARTITION)
-            .join(F.broadcast(line_positions), ["file", "topic", "partition"], "left"))
-    offset, start, end, kind = F.col("offset"), F.col("logStart"), F.col("logEnd"), F.col("fileType")
-    snapshot = kind == "producer-snapshot"
-    cleaner_low = (kind == CLEANER_OFFSET_CHECKPOINT) & (offset < start)
-    return emit(
-        rows,
-        candidate(snapshot & (F.col("entry") == 0) & ~F.array_contains("bases", offset)
-                  & ((offset < start) | (offset > end)), "info", "snapshot_offset_outside_log", file=F.col("file"),
-                  expected=text("a segment base offset or an offset in [", start, ", ", end, "]"),
-                  found=text("offset ", offset),
-                  detail=F.lit("producer snapshots are taken at segment rolls and at shutdown (the log end offset); "
-                               "the broker deletes those outside the log's offsets when it loads the log")),
-        candidate(snapshot & (F.col("lastOffset") >= offset), "warning", "snapshot_entry_beyond_offset",
-                  file=F.col("file"), position=F.col("entry") * SNAPSHOT_ENTRY + SNAPSHOT_HEADER,
-                  expected=text("lastOffset < ", offset, " (the snapshot's offset)"),
-                  found=text("lastOffset ", F.col("lastOffset")),
-                  detail=text("producer ", F.col("producerId"), ": a snapshot at offset N holds the state of offsets "
-                              "below N; this one is misnamed or mixed up")),
-        candidate(~snapshot & ((offset > end) | cleaner_low), "warning", "checkpoint_offset_outside_log",
-                  file=F.col("file"), position=F.col("linePosition"),
-                  expected=F.when(cleaner_low, text("offset >= ", start, " (the log start)")).otherwise(
-                      text("offset <= ", end, " (the log end offset)")),
-                  found=text(F.col("topic"), " ", F.col("partition"), " ", offset),
-                  detail=text(kind, " names an offset outside the log [", start, ", ", end, "]: the broker clamps or "
-                              "resets it (a copy taken at another time than the segments?)")),
-    )
-
-
-def findings(views: Mapping[str, DataFrame], live: DataFrame, summary: DataFrame,
-             line_positions: DataFrame) -> list[DataFrame]:
-    return [*txn_findings(views, live), file_findings(views, log_ranges(summary), line_positions)]
+def findings(views: Mapping[str, DataFrame], live: DataFrame) -> list[DataFrame]:
+    return txn_findings(views, live)
 
 
 _SPECIAL = {
@@ -185,11 +131,11 @@ def _row(tp: tuple, severity: str, check: str, file: str, position: int = -1, ex
                        detail=detail, log_dir=log_dir)
 
 
-def root_checkpoints(spark: SparkSession, roots: Sequence[LogDirRoot]) -> tuple[DataFrame, DataFrame]:
-    """(findings of the log dirs' root checkpoints, their entries' line positions: file, topic, partition,
-    linePosition), from the log dirs' roots as the source reads them."""
+def root_checkpoints(spark: SparkSession, roots: Sequence[LogDirRoot]) -> tuple[DataFrame, dict[tuple, list[int]]]:
+    """(findings of the log dirs' root checkpoints, their entries' line positions by (file, topic, partition)), from
+    the log dirs' roots as the source reads them."""
     rows: list[dict] = []
-    positions: list[tuple] = []
+    positions: dict[tuple, list[int]] = {}
     for log_dir in roots:
         root = log_dir.path
         present = set()
@@ -204,7 +150,8 @@ def root_checkpoints(spark: SparkSession, roots: Sequence[LogDirRoot]) -> tuple[
             path = cp.path
             rows += [_row((None, None), str(f.severity), f.kind, f.file, f.position, detail=f.detail, log_dir=root)
                      for f in cp.findings]
-            positions += [(path, tp[0], tp[1], pos) for tp, pos in cp.line_positions]
+            for tp, pos in cp.line_positions:
+                positions.setdefault((path, *tp), []).append(pos)
             entries = dict(cp.line_positions)
             for tp, pos in sorted(entries.items()):
                 if tp not in present:
@@ -219,5 +166,4 @@ def root_checkpoints(spark: SparkSession, roots: Sequence[LogDirRoot]) -> tuple[
                                          f"a line for {tp[0]} {tp[1]}", "none",
                                          "without a recovery point the broker recovers the whole log (from offset "
                                          "0) after an unclean shutdown", log_dir=root))
-    return (spark.createDataFrame(rows, INDEX_FINDINGS),
-            spark.createDataFrame(positions, LINE_POSITIONS))
+    return spark.createDataFrame(rows, INDEX_FINDINGS), positions
