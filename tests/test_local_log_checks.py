@@ -123,3 +123,16 @@ def test_base_offsets_from_file_names() -> None:
     assert base_offset_from_file("/d/t-0/99999999999999999999.log") is None  # beyond a long
     assert base_offset_from_file("/d/t-0/leader-epoch-checkpoint") is None
     assert base_offset_from_file(None) is None
+
+
+def test_index_files_without_their_log_are_named_once() -> None:
+    # segment 20 has index entries and no .log (the broker deletes such orphans when it loads the log); segment 0's
+    # entries are its task's to check (it has a .log)
+    entry = {"indexType": "offset", "timestamp": None}
+    entries = [{"segmentBaseOffset": 20, "file": "/d/t-0/00000000000000000020.index", "slot": slot,
+                "offset": 20 + slot, "position": 100 * slot} | entry for slot in (1, 0)]
+    entries.append({"segmentBaseOffset": 0, "file": "/d/t-0/00000000000000000000.index", "slot": 0, "offset": 3,
+                    "position": 0} | entry)
+    rows = partition_findings(KEY, [segment(0, active=True), segment(20, logFile=None, logSize=None)],
+                              [summary(0, 0, 9)], [], [], {}, entries)
+    assert checks(rows) == [("segment_log_missing", "warning", 20, "/d/t-0/00000000000000000020.index", -1)]

@@ -177,11 +177,13 @@ def test_the_tasks_batch_findings_equal_those_of_the_batches_view_grouped_by_seg
 
 def test_the_nightly_job_names_the_segments_without_a_log(spark, samples: Path, tmp_path: Path) -> None:
     """The tasks that read the `.log` files check their segments' index entries, so the nightly job's index view
-    holds the entries of the segments with index files and no `.log` only, and their finding (``segment_log_missing``,
-    at the first of their files with entries) is among the job's index entry findings."""
+    holds the entries of the segments with index files and no `.log` only, and index_findings, given the tasks' rows
+    as the job gives them, names those segments (``segment_log_missing``, at the first of their files with
+    entries)."""
     import shutil
 
-    from kafkalog_spark.nightly.incremental import ENTRY_FINDINGS_VIEW
+    from kafkalog_spark.analysis.index_validation import index_findings
+    from kafkalog_spark.nightly.incremental import BATCH_FINDINGS_VIEW, ENTRY_FINDINGS_VIEW
     from kafkalog_spark.nightly.pipeline import read_cached_views
 
     logs = tmp_path / "logs"
@@ -191,8 +193,9 @@ def test_the_nightly_job_names_the_segments_without_a_log(spark, samples: Path, 
     def entry_findings() -> tuple[int, list[tuple]]:
         views = read_cached_views(spark, [str(logs)])
         try:
-            return views["index"].count(), sorted((r.check, r.file, r.baseOffset)
-                                                  for r in views[ENTRY_FINDINGS_VIEW].collect())
+            rows = index_findings(spark, views, [str(logs)], entry_rows=views[ENTRY_FINDINGS_VIEW],
+                                  batch_rows=views[BATCH_FINDINGS_VIEW]).where("check = 'segment_log_missing'")
+            return views["index"].count(), sorted((r.check, r.file, r.baseOffset) for r in rows.collect())
         finally:
             for df in views.values():
                 df.unpersist()

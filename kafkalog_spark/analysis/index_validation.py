@@ -47,10 +47,12 @@ def index_findings(spark: SparkSession, views: Mapping[str, DataFrame], log_dirs
     broker log dirs (roots holding the offset checkpoint files) whose checkpoints are checked against the
     partition directories present; partition-level checkpoint entries come from ``partition_files``.
     Each log dir's partitions are checked on their own (replicas of a partition in several brokers' log dirs stay
-    apart). ``entry_rows``: the index entries' findings (:func:`entry_findings`) when the caller has them, some
-    perhaps kept from an earlier run (``views['index']`` then lacks those segments' entries); by default computed
-    from the views; ``batch_rows``, likewise, the findings of each segment's batches (:func:`batch_findings`). Lazy,
-    except for the driver-side read of the root checkpoints.
+    apart). ``entry_rows``: the findings of the index entries of the segments with a `.log`, when the caller has
+    them (the tasks that read the segments compute them; some perhaps kept from an earlier run): ``views['index']``
+    is then read only for the entries of segments without a `.log`, checked here (``segment_log_missing``); by
+    default every entry is checked from the views (:func:`entry_findings`); ``batch_rows``, likewise, the findings
+    of each segment's batches (:func:`batch_findings`). Lazy, except for the driver-side read of the root
+    checkpoints.
     """
     missing = [v for v in VIEWS if v not in views]
     if missing:
@@ -61,7 +63,7 @@ def index_findings(spark: SparkSession, views: Mapping[str, DataFrame], log_dirs
     live = segment_checks.live_segments(views)
     summary = segment_checks.segment_summary(views, live)
     parts = [
-        local_log_findings(views, line_positions),
+        local_log_findings(views, line_positions, log_missing=entry_rows is not None),
         *segment_checks.findings(views, live, summary, batch_rows),
         index_entries.findings(views, live) if entry_rows is None else entry_rows,
         *partition_checks.findings(views, live),

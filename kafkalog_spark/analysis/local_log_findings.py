@@ -13,6 +13,7 @@ from pyspark.sql import functions as F
 
 from ..log.local_log_checks import (
     CHECKED_FILE_TYPES,
+    ENTRY_COLUMNS,
     FILE_COLUMNS,
     READER_VIEWS,
     SEGMENT_COLUMNS,
@@ -23,14 +24,17 @@ from .finding_columns import INDEX_FINDINGS, ok, problems
 from .grouping_keys import PARTITION
 
 # a partition's rows of each kind, as one struct column each (null on the other kinds' rows)
-_PARTS = ("segment", "summary", "file", "problem")
+_PARTS = ("segment", "summary", "file", "problem", "entry")
 
 
-def local_log_findings(views: Mapping[str, DataFrame], line_positions: Mapping[tuple, Sequence[int]]) -> DataFrame:
+def local_log_findings(views: Mapping[str, DataFrame], line_positions: Mapping[tuple, Sequence[int]], *,
+                       log_missing: bool = False) -> DataFrame:
     """The findings of :func:`~kafkalog_spark.log.local_log_checks.partition_findings` for every partition in
     ``views`` (``segments``, ``partition_files``; the batches' aggregates from ``batch_summary`` when given, else
     from ``batches``; the problem rows of every view of :data:`~kafkalog_spark.log.local_log_checks.READER_VIEWS`
-    given). ``line_positions``: each root checkpoint entry's byte position by (file, topic, partition)."""
+    given). ``line_positions``: each root checkpoint entry's byte position by (file, topic, partition).
+    ``log_missing``: the ``index`` view's entries of segments without a `.log` are checked here too (when the tasks
+    that read the segments check the others' entries)."""
     summary = views["batch_summary"] if "batch_summary" in views else batch_summary(views["batches"])
     parts = [
         ok(views["segments"]).select(*PARTITION, F.struct(*SEGMENT_COLUMNS).alias("segment")),
@@ -41,6 +45,8 @@ def local_log_findings(views: Mapping[str, DataFrame], line_positions: Mapping[t
                                        .alias("problem"))
           for rank, view in enumerate(READER_VIEWS) if view in views),
     ]
+    if log_missing:
+        parts.append(ok(views["index"]).select(*PARTITION, F.struct(*ENTRY_COLUMNS).alias("entry")))
     rows = parts[0]
     for part in parts[1:]:
         rows = rows.unionByName(part, allowMissingColumns=True)
@@ -63,5 +69,6 @@ def _partition_findings(table, line_positions: Mapping[tuple, Sequence[int]]):
     key = {name: table.column(name)[0].as_py() for name in PARTITION}
     of = {part: [r for r in table.column(part).to_pylist() if r is not None] if part in table.column_names else []
           for part in _PARTS}
-    rows = partition_findings(key, of["segment"], of["summary"], of["file"], of["problem"], line_positions)
+    rows = partition_findings(key, of["segment"], of["summary"], of["file"], of["problem"], line_positions,
+                              of["entry"])
     return pa.Table.from_pylist(rows, schema=schema) if rows else schema.empty_table()

@@ -35,6 +35,8 @@ pass instead of a Spark query per check. Rows of :data:`~kafkalog_spark.schemas.
 - ``snapshot_entry_beyond_offset``: warning: a producer's lastOffset >= the snapshot's offset.
 - ``checkpoint_offset_outside_log``: warning: a root checkpoint's offset beyond the log end offset, or
   (cleaner-offset checkpoint) below the log start (the broker resets it).
+- ``segment_log_missing``: warning: index files with entries but no `.log` (given their entries: the task that reads
+  a segment's `.log` checks the entries of the others, :mod:`.index_entry_checks`, whose rule this applies).
 
 The wording and the null handling are those of the Spark expressions these rules were first written in (a part that
 is null makes the whole text null), so the rows are the same.
@@ -62,6 +64,7 @@ SUMMARY_COLUMNS = ("segmentBaseOffset", "firstBatchBaseOffset", "firstBatchLastO
                    "maxTimestamp", "maxTimestampPosition")
 FILE_COLUMNS = ("file", "fileType", "entry", "offset", "lastOffset", "producerId")
 PROBLEM_COLUMNS = ("severity", "kind", "file", "position", "detail", "viewRank")
+ENTRY_COLUMNS = ("segmentBaseOffset", "file", "indexType", "slot", "offset", "position", "timestamp")
 
 _SEGMENT_FILE = re.compile(r"(\d{20})\.(log|index|timeindex|txnindex)(\.(deleted|cleaned|swap))?$")
 _LONG_MAX = 2**63 - 1
@@ -128,18 +131,21 @@ class _Partition:
 
 
 def partition_findings(key: Mapping, segments: list[dict], summaries: list[dict], files: list[dict],
-                       problems: list[dict], line_positions: Mapping[tuple, Sequence[int]]) -> list[dict]:
+                       problems: list[dict], line_positions: Mapping[tuple, Sequence[int]],
+                       entries: Sequence[dict] = ()) -> list[dict]:
     """The findings of one partition (``key``: its ``logDir``, ``topic`` and ``partition``) from its rows:
     ``segments`` (:data:`SEGMENT_COLUMNS` of the segments view, problem rows left out), ``summaries`` (its segments'
     batch aggregates, :data:`SUMMARY_COLUMNS`), ``files`` (:data:`FILE_COLUMNS` of its partition_files rows of
     :data:`CHECKED_FILE_TYPES`), ``problems`` (the problem rows of the views, :data:`PROBLEM_COLUMNS`, ``viewRank``
     the view's place in :data:`READER_VIEWS`); ``line_positions``: each root checkpoint entry's byte position by
-    (file, topic, partition)."""
+    (file, topic, partition); ``entries``: index entries (:data:`ENTRY_COLUMNS` of the index view), of which those
+    of segments without a `.log` are checked."""
     p = _Partition(key, segments, summaries, files)
     _reader_findings(p, problems)
     _segment_findings(p)
     _stray_findings(p)
     _file_findings(p, line_positions)
+    _log_missing_findings(p, entries)
     return p.rows
 
 
@@ -276,3 +282,24 @@ def _file_findings(p: _Partition, line_positions: Mapping[tuple, Sequence[int]])
                       _text(topic, " ", partition, " ", offset),
                       _text(kind, f" names an offset outside the log [{start}, {end}]: the broker clamps or resets it "
                             "(a copy taken at another time than the segments?)"))
+
+
+def _log_missing_findings(p: _Partition, entries: Sequence[dict]) -> None:
+    import numpy as np
+
+    from .index_entry_checks import IndexEntries, segment_entry_findings
+
+    with_log = {s["baseOffset"] for s in p.live if s["logSize"] is not None}
+    files: dict[int, dict[tuple, list[dict]]] = {}
+    for e in entries:
+        if e["segmentBaseOffset"] not in with_log:
+            files.setdefault(e["segmentBaseOffset"], {}).setdefault((e["file"], e["indexType"]), []).append(e)
+    for base, of_segment in files.items():
+        indexes = []
+        for (file, kind), rows in of_segment.items():
+            rows = sorted(rows, key=lambda r: r["slot"])
+            slots, offsets = (np.array([r[c] for r in rows], np.int64) for c in ("slot", "offset"))
+            column = "position" if kind == "offset" else "timestamp"
+            values = {f"{column}s": np.array([r[column] for r in rows], np.int64)}
+            indexes.append(IndexEntries(file, kind, slots, offsets, **values))
+        p.rows += segment_entry_findings({**p.key, "baseOffset": base}, None, indexes, None)

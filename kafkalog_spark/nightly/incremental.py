@@ -258,7 +258,7 @@ class Reuse:
 
     def with_kept(self, view: str, fresh: DataFrame) -> DataFrame:
         """The rows of ``view`` (of :data:`KEPT`) of every segment: ``fresh``, those computed in this run (of the
-        segments it decodes; for the entry findings, also those without a `.log`), and those read back."""
+        segments it decodes), and those read back."""
         table, base_offset = KEPT[view]
         back = _reused_rows(self.spark, self.where, self._planned(), table, base_offset)
         return fresh if back is None else union_rows(fresh, back)

@@ -49,8 +49,8 @@ def read_cached_views(spark: SparkSession, log_dirs: Sequence[str], include_inte
     (:data:`~kafkalog_spark.schemas.BATCH_SUMMARY`), as ``batch_findings`` (:data:`~.incremental.BATCH_FINDINGS_VIEW`),
     their findings among themselves (:mod:`kafkalog_spark.log.batch_checks`), and, as ``index_entry_findings``
     (:data:`~.incremental.ENTRY_FINDINGS_VIEW`), the findings of its index entries
-    (:mod:`kafkalog_spark.log.index_entry_checks`; those of segments without a `.log` from the index view:
-    :func:`~kafkalog_spark.analysis.index_validation.entry_findings`).
+    (:mod:`kafkalog_spark.log.index_entry_checks`; the index view holds the entries of the segments without a `.log`
+    only, which :func:`~kafkalog_spark.analysis.index_validation.index_findings` checks).
 
     ``reuse``: an incremental run's (:class:`~.incremental.Reuse`): it decides from the listing which segments to decode
     (and whose index entries to read), and gives the other segments' rows and per-segment rows, read back from the
@@ -59,7 +59,6 @@ def read_cached_views(spark: SparkSession, log_dirs: Sequence[str], include_inte
     ``remote_storage``: the views of the tiered partitions hold their remote segments too
     (:mod:`kafkalog_spark.source.remote_tier`), rows marked by ``tier``."""
     from ..analysis.compaction import compacted_topics
-    from ..analysis.index_validation import entry_findings
     from ..analysis.record_sizes import without_payloads
     from ..analysis.topic_config_table import topics_of
     from ..session import parallelism
@@ -104,9 +103,7 @@ def read_cached_views(spark: SparkSession, log_dirs: Sequence[str], include_inte
     # per segment, what the analyses derive from its files alone: its index entries' findings, its batches'
     # aggregates (which the segment statistics, the retention plans and the checks read) and their findings among
     # themselves; an incremental run computes them for the segments it decodes and reads the others' back
-    fresh = views | decoded
-    per_segment = {ENTRY_FINDINGS_VIEW: segment_entries.unionByName(entry_findings(fresh)), SUMMARY_VIEW: summary,
-                   BATCH_FINDINGS_VIEW: segment_batches}
+    per_segment = {ENTRY_FINDINGS_VIEW: segment_entries, SUMMARY_VIEW: summary, BATCH_FINDINGS_VIEW: segment_batches}
     if reuse:
         decoded = reuse.with_reused(decoded, compacted)
         per_segment = {view: reuse.with_kept(view, rows) for view, rows in per_segment.items()}
