@@ -34,7 +34,7 @@ def restart(request, spark):
     (tier, base offset or remote segment id), planned from inputs collected once (the plan's own per-partition
     planners, as its Spark tasks run them)."""
     from kafkalog_spark.analysis.remote_retention import remote_inputs, remote_planner
-    from kafkalog_spark.analysis.retention import partition_planner, retention_params, retention_plan
+    from kafkalog_spark.analysis.retention import partition_planner, plan_records, retention_params, retention_plan
 
     root = INTERNAL / request.param / "tiered-restart"
     oracle = json.loads((root / "oracle.json").read_text())
@@ -46,7 +46,7 @@ def restart(request, spark):
     configs = read_cluster_configs(spark, broker, TopicConfigs(server_properties, kafka_version=request.param[:3]))
     args = (views["segments"], views["batches"], views["partition_files"], configs)
     inputs, local_planner = partition_planner(*args, remote_segments=views["remote_log_segments"])
-    local = [r.asDict(recursive=True) for r in inputs.where(f"topic = '{TOPIC}'").collect()]
+    local = plan_records([r.asDict(recursive=True) for r in inputs.where(f"topic = '{TOPIC}'").collect()])
     local_plan = retention_plan(*args, oracle["stopped_ms"], remote_segments=views["remote_log_segments"])
     remote = [r.asDict(recursive=True) for r in remote_inputs(
         local_plan.where("tier = 'local'"), views["remote_log_segments"], views["segments"],

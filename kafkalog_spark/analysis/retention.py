@@ -383,27 +383,64 @@ def _ok(df: DataFrame) -> DataFrame:
 
 def _plan_input(segments: DataFrame, batches: DataFrame | None, partition_files: DataFrame,
                 summary: DataFrame | None, remote_segments: DataFrame | None) -> DataFrame:
+    """The plan's input: each partition's rows of the views it reads, one struct column each (null on the other
+    kinds' rows; :func:`plan_records` joins them in the task that plans the partition): its live segments
+    (``segment``), their batches' aggregates (``summary``), its partition files' types and offsets (``file``: the
+    checkpoints' entries, and whether the partition has any file) and, with a remote tier, its highest offset in
+    remote storage (``copied``). Grouped by partition in one shuffle, where joining them in Spark took one per
+    join."""
     seg = _ok(segments)
     if "status" in seg.columns:
         seg = seg.where(F.col("status") == "live")
-    seg = seg.select(*PARTITION, "baseOffset", F.col("logSize").alias("size"),
-                     F.unix_millis("logModified").alias("logMtimeMs"),
-                     F.col("maxIndexedTimestamp").alias("maxIndexedTimestamp"))
-    stats = (batch_summary(batches) if summary is None else summary).select(
-        *PARTITION, F.col("segmentBaseOffset").alias("baseOffset"),
-        F.col("largestTimestamp").alias("maxBatchTimestamp"), F.col("lastOffset").alias("maxLastOffset"))
-    pf = _ok(partition_files)
-    hw, lso = F.col("fileType") == REPLICATION_OFFSET_CHECKPOINT, F.col("fileType") == LOG_START_OFFSET_CHECKPOINT
-    # the view has a row for each root checkpoint file present, with the partition's offset if it has a line
-    checkpoints = pf.groupBy(*PARTITION).agg(
-        F.max(F.when(hw, F.col("offset"))).alias("hwCheckpoint"), F.max(hw).alias("hwFile"),
-        F.max(F.when(lso, F.col("offset"))).alias("lsoCheckpoint"), F.max(lso).alias("lsoFile"))
-    out = seg.join(stats, [*PARTITION, "baseOffset"], "left").join(checkpoints, PARTITION, "left")
-    if remote_segments is None:
-        return out.withColumn("highestCopiedOffset", F.lit(None).cast("long"))
-    from .tiered_storage import highest_copied_offsets
+    parts = [
+        seg.select(*PARTITION, F.struct("baseOffset", F.col("logSize").alias("size"),
+                                        F.unix_millis("logModified").alias("logMtimeMs"),
+                                        "maxIndexedTimestamp").alias("segment")),
+        (batch_summary(batches) if summary is None else summary).select(*PARTITION, F.struct(
+            F.col("segmentBaseOffset").alias("baseOffset"), F.col("largestTimestamp").alias("maxBatchTimestamp"),
+            F.col("lastOffset").alias("maxLastOffset")).alias("summary")),
+        _ok(partition_files).select(*PARTITION, F.struct("fileType", "offset").alias("file")),
+    ]
+    if remote_segments is not None:
+        from .tiered_storage import highest_copied_offsets
 
-    return out.join(highest_copied_offsets(segments, partition_files, remote_segments), PARTITION, "left")
+        parts.append(highest_copied_offsets(segments, partition_files, remote_segments)
+                     .select(*PARTITION, F.struct("highestCopiedOffset").alias("copied")))
+    out = parts[0]
+    for part in parts[1:]:
+        out = out.unionByName(part, allowMissingColumns=True)
+    return out
+
+
+def plan_records(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One partition's input rows (:func:`_plan_input`'s) joined: one record per live segment (with each of its
+    batch summaries, as a left join on the base offset would give), with the partition's checkpoint entries
+    (``hwCheckpoint``/``lsoCheckpoint``: replication-offset-checkpoint's and log-start-offset-checkpoint's offset for
+    it, the largest; ``hwFile``/``lsoFile``: whether it has a row of that file, None when it has no partition file
+    at all) and ``highestCopiedOffset``."""
+    segments = [r["segment"] for r in rows if r.get("segment") is not None]
+    if not segments:
+        return []
+    by_base: dict[int, list[dict]] = {}
+    for r in rows:
+        if r.get("summary") is not None:
+            by_base.setdefault(r["summary"]["baseOffset"], []).append(r["summary"])
+    files = [r["file"] for r in rows if r.get("file") is not None]
+    copied = [r["copied"]["highestCopiedOffset"] for r in rows if r.get("copied") is not None] or [None]
+
+    def checkpoint(file_type: str) -> tuple[int | None, bool | None]:
+        offsets = [f["offset"] for f in files if f["fileType"] == file_type and f["offset"] is not None]
+        present = any(f["fileType"] == file_type for f in files) if any(f["fileType"] is not None for f in files) \
+            else None
+        return (max(offsets) if offsets else None), present
+
+    (hw, hw_file), (lso, lso_file) = checkpoint(REPLICATION_OFFSET_CHECKPOINT), checkpoint(LOG_START_OFFSET_CHECKPOINT)
+    key = {LOG_DIR: rows[0][LOG_DIR], "topic": rows[0]["topic"], "partition": rows[0]["partition"]}
+    empty = {"maxBatchTimestamp": None, "maxLastOffset": None}
+    return [key | s | {c: (b or empty)[c] for c in empty} | {"hwCheckpoint": hw, "hwFile": hw_file,
+                                                              "lsoCheckpoint": lso, "lsoFile": lso_file,
+                                                              "highestCopiedOffset": c}
+            for s in segments for b in by_base.get(s["baseOffset"], [None]) for c in copied]
 
 
 def retention_params(configs: ConfigSource, topics: list[str]) -> dict[str, RetentionParams]:
@@ -419,10 +456,11 @@ def partition_planner(segments: DataFrame, batches: DataFrame | None, partition_
                       configs: ConfigSource, what_if_configs: ConfigSource | None = None, *,
                       summary: DataFrame | None = None,
                       remote_segments: DataFrame | None = None) -> tuple[DataFrame, PartitionPlanner]:
-    """The plan's input rows (one per live segment, to be grouped by log dir, topic and partition) and the function that
-    plans one partition's group of them: ``planner(rows, as_of_ms, what_if)`` returns :func:`plan_partition`'s
-    rows under the current configs, or under ``what_if_configs`` when ``what_if``. Configs are resolved here, on
-    the driver, so a bad config fails by name before any task; the planner is plain data and picklable.
+    """The plan's input rows (:func:`_plan_input`'s, to be grouped by log dir, topic and partition) and the function
+    that plans one partition's group of them: ``planner(records, as_of_ms, what_if)``, given the group's rows joined
+    by :func:`plan_records`, returns :func:`plan_partition`'s rows under the current configs, or under
+    ``what_if_configs`` when ``what_if``. Configs are resolved here, on the driver, so a bad config fails by name
+    before any task; the planner is plain data and picklable.
     ``summary``: the batches' :func:`~.batch_summary.batch_summary` when the caller has it (``batches`` is then
     not read). ``remote_segments``: the ``remote_log_segments`` view (a tiered partition's local segments are then
     deletable only once copied)."""
@@ -448,8 +486,10 @@ def partition_planner(segments: DataFrame, batches: DataFrame | None, partition_
 def _run(segments: DataFrame, batches: DataFrame | None, partition_files: DataFrame, configs, as_of_ms: int,
          what_if_configs=None, summary: DataFrame | None = None, remote_segments: DataFrame | None = None
          ) -> DataFrame:
+    # without a remote segment, no partition has a highest copied offset: the plan's input leaves the remote tier out
+    tiered = has_remote_tier(remote_segments)
     inputs, planner = partition_planner(segments, batches, partition_files, configs, what_if_configs,
-                                        summary=summary, remote_segments=remote_segments)
+                                        summary=summary, remote_segments=remote_segments if tiered else None)
     what_if = what_if_configs is not None
     schema = WHAT_IF_SCHEMA if what_if else PLAN_SCHEMA
 
@@ -459,7 +499,9 @@ def _run(segments: DataFrame, batches: DataFrame | None, partition_files: DataFr
 
         from ..schemas import arrow_schema
 
-        records = table.to_pylist()
+        records = plan_records(table.to_pylist())
+        if not records:  # a partition with files and no live segment
+            return arrow_schema(schema).empty_table()
         rows = planner(records, as_of_ms, False)
         if what_if:
             for row, alt in zip(rows, planner(records, as_of_ms, True), strict=True):
@@ -468,7 +510,7 @@ def _run(segments: DataFrame, batches: DataFrame | None, partition_files: DataFr
         return pa.Table.from_pylist(rows, schema=arrow_schema(schema))
 
     local = inputs.groupBy(*PARTITION).applyInArrow(plan_group, schema=schema)
-    if not has_remote_tier(remote_segments):
+    if not tiered:
         return local
     from .remote_retention import remote_plan
 

@@ -17,7 +17,7 @@ from pyspark.sql.types import IntegerType, LongType, StringType, StructField, St
 
 from ..config.topic_configs import ConfigSource
 from .grouping_keys import LOG_DIR, PARTITION
-from .retention import has_remote_tier, partition_planner, retention_plan
+from .retention import has_remote_tier, partition_planner, plan_records, retention_plan
 
 DAY_MS = 86_400_000
 FORECAST_DAYS = 14
@@ -69,8 +69,9 @@ def retention_forecast(segments: DataFrame, batches: DataFrame | None, partition
     the retention plan at ``as_of_ms`` when the caller has it, whose local rows the remote tier's forecast reads)."""
     if days < 0:
         raise ValueError(f"forecast days {days}: expected 0 or more")
+    tiered = has_remote_tier(remote_segments)  # else no partition has a highest copied offset
     inputs, planner = partition_planner(segments, batches, partition_files, configs, what_if_configs,
-                                        summary=summary, remote_segments=remote_segments)
+                                        summary=summary, remote_segments=remote_segments if tiered else None)
     what_if = what_if_configs is not None
 
     def forecast_group(table):
@@ -78,7 +79,9 @@ def retention_forecast(segments: DataFrame, batches: DataFrame | None, partition
 
         from ..schemas import arrow_schema
 
-        records = table.to_pylist()
+        records = plan_records(table.to_pylist())
+        if not records:  # a partition with files and no live segment
+            return arrow_schema(_LOCAL_SCHEMA).empty_table()
         size = sum(r["size"] or 0 for r in records)
         out = []
         for day in range(days + 1):
@@ -93,7 +96,7 @@ def retention_forecast(segments: DataFrame, batches: DataFrame | None, partition
         return pa.Table.from_pylist(out, schema=arrow_schema(_LOCAL_SCHEMA))
 
     local = inputs.groupBy(*PARTITION).applyInArrow(forecast_group, schema=_LOCAL_SCHEMA)
-    if not has_remote_tier(remote_segments):
+    if not tiered:
         return local.select(*local.columns, *[F.lit(None).cast(f.dataType).alias(f.name)
                                               for f in FORECAST_SCHEMA.fields if f.name in REMOTE_COLUMNS])
     if plan is None:
