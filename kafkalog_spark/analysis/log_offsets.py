@@ -83,27 +83,44 @@ def replayed_batches(batches: DataFrame, context: PartitionContext, summary: Dat
     transaction open in any snapshot from ``S`` on (its first batch is read for the open transactions' columns); the
     batch holding the log end is at or past it. ``summary``: the batches' per-segment
     :func:`~.batch_summary.batch_summary`, where the log end is read when given (not from every batch)."""
-    spark = batches.sparkSession
-    snapshots = [(*key, offset, min([e[4] for e in entries if e[4] is not None and e[4] >= 0], default=offset))
-                 for key, c in context.partitions.items() if c["segments"]
-                 for offset, entries in c["snapshots"].items()]
+    snapshots: dict[tuple, list[tuple[int, int]]] = {}
+    for key, c in context.partitions.items():
+        if c["segments"]:
+            for offset, entries in c["snapshots"].items():
+                floor = min([e[4] for e in entries if e[4] is not None and e[4] >= 0], default=offset)
+                snapshots.setdefault(key, []).append((offset, floor))
     if not snapshots:
         return batches
-    snaps = spark.createDataFrame(snapshots, "logDir string, topic string, partition int, snapshotOffset long, "
-                                             "txnFloor long")
-    live_segments = spark.createDataFrame(
-        [(*key, s[0]) for key, c in context.partitions.items() for s in c["segments"]],
-        "logDir string, topic string, partition int, segmentBaseOffset long")
-    per_segment = batches.where(F.col("problem").isNull()) if summary is None else summary
-    log_end = (per_segment.join(F.broadcast(live_segments), [*PARTITION, "segmentBaseOffset"], "left_semi")
-               .groupBy(*PARTITION).agg((F.max("lastOffset") + 1).alias("batchLogEnd")))
-    at_end = snaps.join(log_end, PARTITION).where(F.col("snapshotOffset") <= F.col("batchLogEnd"))
-    newest = at_end.groupBy(*PARTITION).agg(F.max("snapshotOffset").alias("newest"))
-    bound = (snaps.join(newest, PARTITION).where(F.col("snapshotOffset") >= F.col("newest"))
-             .groupBy(*PARTITION).agg(F.least(F.min("txnFloor"), F.min("newest")).alias("replayBound")))
+    bounds = []
+    for key, log_end in _batch_log_ends(batches, context, summary).items():
+        at_end = [offset for offset, _ in snapshots.get(key, ()) if offset <= log_end]
+        if at_end:
+            newest = max(at_end)
+            bounds.append((*key, min(min(f for o, f in snapshots[key] if o >= newest), newest)))
+    if not bounds:
+        return batches
+    bound = batches.sparkSession.createDataFrame(bounds, "logDir string, topic string, partition int, "
+                                                         "replayBound long")
     kept = batches.join(F.broadcast(bound), PARTITION, "left")
     return (kept.where(F.col("replayBound").isNull() | (F.col("lastOffset") >= F.col("replayBound") - 1))
             .drop("replayBound"))
+
+
+def _batch_log_ends(batches: DataFrame, context: PartitionContext,
+                    summary: DataFrame | None) -> dict[tuple, int]:
+    """Per partition of ``context`` with live segments: its log end as its live segments' batches give it (their
+    largest last offset + 1), from ``summary`` (a row a segment) when given, else from ``batches``; collected on the
+    driver, one small query (the bounds it gives prune the batches before any shuffle)."""
+    live = {key: {s[0] for s in c["segments"]} for key, c in context.partitions.items() if c["segments"]}
+    if summary is None:
+        summary = (batches.where(F.col("problem").isNull()).groupBy(*PARTITION, "segmentBaseOffset")
+                   .agg(F.max("lastOffset").alias("lastOffset")))
+    ends: dict[tuple, int] = {}
+    for r in summary.select(*PARTITION, "segmentBaseOffset", "lastOffset").collect():
+        key = (r[0], r[1], r[2])
+        if r[3] in live.get(key, ()) and r[4] is not None:
+            ends[key] = max(ends.get(key, r[4] + 1), r[4] + 1)
+    return ends
 
 
 def _open_transactions(batches: list, open_txns: dict[int, int]) -> list[dict]:
