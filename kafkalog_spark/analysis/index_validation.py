@@ -115,12 +115,15 @@ def validate_rows(spark: SparkSession, paths: Sequence[str] | str, *, records: b
     its log dir, so replicas of one partition in several log dirs stay apart. The views are persisted while the
     checks run (several checks read each view) and unpersisted after. ``records=True`` (the default) decodes the
     records too: damage under a right CRC (a payload that does not decompress, a record that does not decode) is
-    found only so, and the transaction index is checked against the control records' types."""
+    found only so, and the transaction index is checked against the control records' types; the tasks that decode
+    the segments then also check their index entries and batches (the decoded view's parts), which are not checked
+    again here."""
     paths = [paths] if isinstance(paths, str) else list(paths)
     if not paths:
         raise ValueError("validate: give at least one log dir or partition dir")
     from ..source import decoded_views
     from ..source import read_views as source_views
+    from ..source.views import BATCH_FINDINGS_PART, ENTRY_FINDINGS_PART
 
     if records:  # the segments read once for the batches, record_stats and records views (the decoded view)
         decoded = source_views(spark, paths, ["decoded"], **options)["decoded"].persist()
@@ -134,8 +137,11 @@ def validate_rows(spark: SparkSession, paths: Sequence[str] | str, *, records: b
     else:
         views = {k: v.persist() for k, v in read_validation_views(spark, paths, **options).items()}
         cached = list(views.values())
+    # what the tasks that read the segments computed of them (with records: the decoded view's parts)
+    computed = {"entry_rows": views.pop(ENTRY_FINDINGS_PART), "batch_rows": views.pop(BATCH_FINDINGS_PART)} \
+        if records else {}
     try:
-        yield from index_findings(spark, views, log_dirs_of(paths)).collect()
+        yield from index_findings(spark, views, log_dirs_of(paths), **computed).collect()
     finally:
         for v in reversed(cached):
             v.unpersist()

@@ -214,7 +214,7 @@ def compute(spark: SparkSession, views: dict[str, DataFrame], configs: TopicConf
     from ..analysis.log_offsets import log_offsets
     from ..analysis.partition_input import collect_partition_context
     from ..analysis.partition_stats import log_dir_stats, partition_stats
-    from ..analysis.retention import retention_plan
+    from ..analysis.retention import has_remote_tier, retention_plan
     from ..analysis.retention_forecast import retention_forecast
     from ..analysis.segment_stats import segment_stats
     from ..analysis.tiered_storage import tiered_findings, tiered_storage
@@ -237,12 +237,18 @@ def compute(spark: SparkSession, views: dict[str, DataFrame], configs: TopicConf
     if replica_records is not None and more is not None:
         replica_records.append(more)
     summary = views.get(SUMMARY_VIEW)  # read_cached_views' (else each analysis aggregates the batches itself)
-    remote = views["remote_log_segments"]  # the remote tier (tiered partitions: what is copied)
+    # the remote tier (tiered partitions: what is copied), asked once whether it has a segment: without one, the
+    # plans and forecasts leave it out, and without a tiered topic either, no partition is tiered
+    metadata = views["remote_log_segments"]
+    remote = metadata if has_remote_tier(metadata) else None
+    tiered_topics = [t for t in topics if configs[t].remote_log_enabled]
     plan = retention_plan(views["segments"], views["batches"], views["partition_files"], configs, now_ms,
                           summary=summary, remote_segments=remote)
-    tiered = tiered_storage(views["segments"], remote, views["partition_files"],
-                            [t for t in topics if configs[t].remote_log_enabled], now_ms)
+    tiered = tiered_storage(views["segments"], metadata, views["partition_files"], tiered_topics, now_ms)
     interval = configs["-"]["remote.log.manager.task.interval.ms"]
+    tiered_problems = tiered_findings(tiered, metadata, plan, interval, now_ms)
+    if remote is None and not tiered_topics:
+        tiered, tiered_problems = (spark.createDataFrame([], df.schema) for df in (tiered, tiered_problems))
     segments = segment_stats(whole["segments"], whole["batches"], whole["record_stats"], configs,
                              summary=whole.get(SUMMARY_VIEW))
     partitions = partition_stats(segments, views["partition_files"])
@@ -253,7 +259,7 @@ def compute(spark: SparkSession, views: dict[str, DataFrame], configs: TopicConf
         "index_findings": index_findings(spark, whole, log_dirs=log_dirs,
                                          entry_rows=whole.get(ENTRY_FINDINGS_VIEW),
                                          batch_rows=whole.get(BATCH_FINDINGS_VIEW)).unionByName(replica_problems)
-                                         .unionByName(tiered_findings(tiered, remote, plan, interval, now_ms)),
+                                         .unionByName(tiered_problems),
         "retention_plan": plan,
         "retention_forecast": retention_forecast(views["segments"], views["batches"], views["partition_files"],
                                                  configs, now_ms, what_if_configs=what_if_configs, summary=summary,
