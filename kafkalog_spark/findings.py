@@ -46,6 +46,12 @@ class KafkaLogError(Exception):
         self.finding = finding
 
 
+def joined_text(*parts: object) -> str | None:
+    """Parts joined as text; None when any is None (as Spark's concat, in which the checks' wording was first
+    written): the text of a finding row built in Python."""
+    return None if any(p is None for p in parts) else "".join(str(p) for p in parts)
+
+
 def finding_row(topic: str | None, partition: int | None, severity: str, check: str, file: str | None, *,
                 position: int = -1, base_offset: int | None = None, expected: str | None = None,
                 found: str | None = None, detail: str | None = None, log_dir: str | None = None) -> dict:

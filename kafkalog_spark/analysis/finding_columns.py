@@ -11,11 +11,11 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from ..finding_kinds import Severity, finding_kind
+from ..log.local_log_checks import SEGMENT_FILE
 from ..schemas import INDEX_FINDINGS
 from .grouping_keys import LOG_DIR, SEGMENT
 
 KEYS = SEGMENT
-_SEGMENT_FILE = r"(\d{20})\.(log|index|timeindex|txnindex)(\.(deleted|cleaned|swap))?$"
 
 
 def _value(v: object, data_type: str) -> Column:
@@ -71,7 +71,7 @@ def log_dir_of_segment_file(file: Column) -> Column:
 
 def base_offset_from_file(file: Column) -> Column:
     """The base offset in a segment file's name (``.log``/``.index``/``.timeindex``/``.txnindex``), else null."""
-    digits = F.regexp_extract(file, _SEGMENT_FILE, 1)
+    digits = F.regexp_extract(file, SEGMENT_FILE.pattern, 1)
     return F.when(digits != "", digits.try_cast("long"))
 
 

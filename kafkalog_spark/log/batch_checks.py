@@ -11,14 +11,10 @@ from __future__ import annotations
 import pyarrow as pa
 
 from ..findings import finding_row
+from ..findings import joined_text as _text
 
 # the batch columns the checks read (the batches view's; problem rows left out)
 BATCH_COLUMNS = ("position", "size", "baseOffset", "lastOffset", "magic", "crc", "isValid")
-
-
-def _text(*parts: object) -> str | None:
-    """Parts joined as text; None when any is None (as Spark's concat, in which the rules were first written)."""
-    return None if any(p is None for p in parts) else "".join(str(p) for p in parts)
 
 
 def _offsets(base: int | None, last: int | None) -> str | None:

@@ -47,6 +47,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 
+from ..findings import joined_text as _text
 from . import producer_snapshot, time_index
 from .checkpoints import CLEANER_OFFSET_CHECKPOINT, OFFSET_CHECKPOINT_FILES
 
@@ -66,7 +67,8 @@ FILE_COLUMNS = ("file", "fileType", "entry", "offset", "lastOffset", "producerId
 PROBLEM_COLUMNS = ("severity", "kind", "file", "position", "detail", "viewRank")
 ENTRY_COLUMNS = ("segmentBaseOffset", "file", "indexType", "slot", "offset", "position", "timestamp")
 
-_SEGMENT_FILE = re.compile(r"(\d{20})\.(log|index|timeindex|txnindex)(\.(deleted|cleaned|swap))?$")
+SEGMENT_FILE = re.compile(  # a segment file's name, its base offset in group 1
+    r"(\d{20})\.(log|index|timeindex|txnindex)(\.(deleted|cleaned|swap))?$")
 _LONG_MAX = 2**63 - 1
 
 _TEMP_DETAIL = {
@@ -79,11 +81,6 @@ _SNAPSHOT_DETAIL = {
     "deleted": "a KRaft snapshot marked for deletion (.checkpoint.deleted): the controller removes it",
     "partial": "a KRaft snapshot never finished (.checkpoint.part): the controller deletes it at startup",
 }
-
-
-def _text(*parts: object) -> str | None:
-    """Parts joined as text; None when any is None."""
-    return None if any(p is None for p in parts) else "".join(str(p) for p in parts)
 
 
 def _lt(a: int | None, b: int | None) -> bool:
@@ -100,7 +97,7 @@ def _sibling(log_file: str | None, suffix: str) -> str | None:
 
 def base_offset_from_file(file: str | None) -> int | None:
     """The base offset in a segment file's name (``.log``/``.index``/``.timeindex``/``.txnindex``), else None."""
-    found = _SEGMENT_FILE.search(file) if file is not None else None
+    found = SEGMENT_FILE.search(file) if file is not None else None
     if not found or int(found.group(1)) > _LONG_MAX:
         return None
     return int(found.group(1))
