@@ -151,7 +151,7 @@ def arrow_schema(spark_schema: StructType) -> pa.Schema:
 # reading a segment and the analyses that read its batches' aggregates (docs/nightly.md, Segment facts). Keyed by
 # logDir, topic, partition and segmentBaseOffset (and ``tier`` where the remote tier is read). Every column is nullable,
 # as a part of the decoded view is (its struct may be null); the nested types are those of the Spark aggregation this
-# replaced, which the kept ``decoded_batch_summary`` tables of earlier runs have.
+# replaced, which the batch summaries kept by earlier runs (``decoded_rows``) have.
 BATCH_SUMMARY_KEYS = StructType([
     StructField("logDir", StringType()),
     StructField("topic", StringType()),

@@ -139,7 +139,7 @@ def test_a_second_run_reads_back_every_unchanged_segment_and_equals_the_first(sp
 
 
 @pytest.mark.incremental
-@pytest.mark.parametrize("kept", ["decoded_index_findings", "decoded_batch_summary", "decoded_batch_findings"])
+@pytest.mark.parametrize("kept", ["decoded_rows", "decoded_segments"])
 def test_a_warehouse_without_a_kept_table_is_decoded_in_full_once(spark, samples: Path, tmp_path: Path,
                                                                   kept: str) -> None:
     """A warehouse an earlier version wrote lacks a table of what is kept per segment (``kept``): the next run decodes
@@ -277,3 +277,21 @@ def test_a_polite_run_caches_each_view_split_by_split(spark, samples: Path) -> N
         finally:
             for df in reversed(list(views.values())):
                 df.unpersist()
+
+
+def test_a_segments_aborted_key_is_the_hash_spark_gave_it_in_runs_before(spark) -> None:
+    """The aborted transactions' key of a segment's identity, now computed on the driver (``aborted_key``), is the
+    SHA-256 of Spark's JSON of their sorted set, as the runs before computed it in Spark and kept it in
+    decoded_segments: their segments are read back, not decoded again. Spark's own functions are the oracle here,
+    over the shapes a partition's `.txnindex` entries take: none, one, repeated, several producers, null fields."""
+    from kafkalog_spark.nightly.incremental import aborted_key
+
+    cases = [[], [(5, 9, 1000)], [(5, 9, 1000), (0, 3, 7), (5, 9, 1000)], [(12, 40, 3), (12, 15, 3), (2, 90, 8)],
+             [(None, 9, 2), (1, None, 3), (1, 2, 3), (0, 2**62, 2**40)]]
+    rows = [(i, *t) for i, case in enumerate(cases) for t in case] + [(i, None, None, None) for i in range(len(cases))]
+    df = spark.createDataFrame(rows, "case int, firstOffset long, abortOffset long, producerId long")
+    txns = F.sort_array(F.collect_set(F.when(F.col("producerId").isNotNull(),
+                                             F.struct("firstOffset", "abortOffset", "producerId"))))
+    by_spark = {r.case: r.key for r in df.groupBy("case").agg(F.sha2(F.to_json(txns), 256).alias("key")).collect()}
+    assert len(set(by_spark.values())) == len(cases)
+    assert {i: aborted_key(case) for i, case in enumerate(cases)} == by_spark

@@ -42,7 +42,7 @@ retention: its rows are never deletable.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -454,8 +454,8 @@ PartitionPlanner = Callable[[list[dict[str, Any]], int, bool], list[dict[str, An
 
 def partition_planner(segments: DataFrame, batches: DataFrame | None, partition_files: DataFrame,
                       configs: ConfigSource, what_if_configs: ConfigSource | None = None, *,
-                      summary: DataFrame | None = None,
-                      remote_segments: DataFrame | None = None) -> tuple[DataFrame, PartitionPlanner]:
+                      summary: DataFrame | None = None, remote_segments: DataFrame | None = None,
+                      topics: Sequence[str] | None = None) -> tuple[DataFrame, PartitionPlanner]:
     """The plan's input rows (:func:`_plan_input`'s, to be grouped by log dir, topic and partition) and the function
     that plans one partition's group of them: ``planner(records, as_of_ms, what_if)``, given the group's rows joined
     by :func:`plan_records`, returns :func:`plan_partition`'s rows under the current configs, or under
@@ -463,9 +463,10 @@ def partition_planner(segments: DataFrame, batches: DataFrame | None, partition_
     before any task; the planner is plain data and picklable.
     ``summary``: the batches' :func:`~.batch_summary.batch_summary` when the caller has it (``batches`` is then
     not read). ``remote_segments``: the ``remote_log_segments`` view (a tiered partition's local segments are then
-    deletable only once copied)."""
+    deletable only once copied). ``topics``: the segments view's (:func:`~.topic_config_table.topics_of`) when the
+    caller has them (else a query here)."""
     inputs = _plan_input(segments, batches, partition_files, summary, remote_segments)
-    topics = topics_of(segments)
+    topics = topics_of(segments) if topics is None else topics
     params = {False: retention_params(configs, topics)}
     if what_if_configs is not None:
         params[True] = retention_params(what_if_configs, topics)
@@ -484,12 +485,14 @@ def partition_planner(segments: DataFrame, batches: DataFrame | None, partition_
 
 
 def _run(segments: DataFrame, batches: DataFrame | None, partition_files: DataFrame, configs, as_of_ms: int,
-         what_if_configs=None, summary: DataFrame | None = None, remote_segments: DataFrame | None = None
-         ) -> DataFrame:
+         what_if_configs=None, summary: DataFrame | None = None, remote_segments: DataFrame | None = None,
+         topics: Sequence[str] | None = None) -> DataFrame:
     # without a remote segment, no partition has a highest copied offset: the plan's input leaves the remote tier out
     tiered = has_remote_tier(remote_segments)
+    topics = topics_of(segments) if topics is None else topics
     inputs, planner = partition_planner(segments, batches, partition_files, configs, what_if_configs,
-                                        summary=summary, remote_segments=remote_segments if tiered else None)
+                                        summary=summary, remote_segments=remote_segments if tiered else None,
+                                        topics=topics)
     what_if = what_if_configs is not None
     schema = WHAT_IF_SCHEMA if what_if else PLAN_SCHEMA
 
@@ -514,7 +517,6 @@ def _run(segments: DataFrame, batches: DataFrame | None, partition_files: DataFr
         return local
     from .remote_retention import remote_plan
 
-    topics = topics_of(segments)
     params = {False: retention_params(configs, topics)}
     if what_if:
         params[True] = retention_params(what_if_configs, topics)
@@ -531,7 +533,7 @@ def has_remote_tier(remote_segments: DataFrame | None) -> bool:
 
 def retention_plan(segments: DataFrame, batches: DataFrame | None, partition_files: DataFrame,
                    configs: ConfigSource, as_of_ms: int, *, summary: DataFrame | None = None,
-                   remote_segments: DataFrame | None = None) -> DataFrame:
+                   remote_segments: DataFrame | None = None, topics: Sequence[str] | None = None) -> DataFrame:
     """One row per live segment (:data:`PLAN_SCHEMA`): what the broker's retention deletes at ``as_of_ms``.
 
     ``configs``: the topics' effective configs, a :class:`~kafkalog_spark.config.TopicConfigs` (or what its
@@ -542,10 +544,11 @@ def retention_plan(segments: DataFrame, batches: DataFrame | None, partition_fil
     segments): largest timestamps then come from the time indexes. ``summary``: the batches'
     :func:`~.batch_summary.batch_summary` when the caller has it (``batches`` is then not read).
     ``remote_segments``: the ``remote_log_segments`` view, which says which local segments of a tiered partition
-    are copied (without it, that is an assumption of the plan).
+    are copied (without it, that is an assumption of the plan). ``topics``: the segments view's
+    (:func:`~.topic_config_table.topics_of`) when the caller has them.
     """
     return _run(segments, batches, partition_files, configs, as_of_ms, summary=summary,
-                remote_segments=remote_segments)
+                remote_segments=remote_segments, topics=topics)
 
 
 def retention_what_if(segments: DataFrame, batches: DataFrame, partition_files: DataFrame,

@@ -11,6 +11,8 @@ columns.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import IntegerType, LongType, StringType, StructField, StructType
@@ -18,6 +20,7 @@ from pyspark.sql.types import IntegerType, LongType, StringType, StructField, St
 from ..config.topic_configs import ConfigSource
 from .grouping_keys import LOG_DIR, PARTITION
 from .retention import has_remote_tier, partition_planner, plan_records, retention_plan
+from .topic_config_table import topics_of
 
 DAY_MS = 86_400_000
 FORECAST_DAYS = 14
@@ -60,18 +63,21 @@ def retention_forecast(segments: DataFrame, batches: DataFrame | None, partition
                        configs: ConfigSource, as_of_ms: int, days: int = FORECAST_DAYS,
                        what_if_configs: ConfigSource | None = None, *,
                        summary: DataFrame | None = None, remote_segments: DataFrame | None = None,
-                       plan: DataFrame | None = None) -> DataFrame:
+                       plan: DataFrame | None = None, topics: Sequence[str] | None = None) -> DataFrame:
     """Per partition and day 0..``days``: segments and bytes deletable by then (:data:`FORECAST_SCHEMA`).
 
     Inputs are those of :func:`~kafkalog_spark.analysis.retention.retention_plan` (the ``segments``,
     ``batches`` and ``partition_files`` views, the topics' effective configs; ``summary``, the batches'
     :func:`~.batch_summary.batch_summary` when the caller has it; ``remote_segments``, the remote tier; ``plan``,
-    the retention plan at ``as_of_ms`` when the caller has it, whose local rows the remote tier's forecast reads)."""
+    the retention plan at ``as_of_ms`` when the caller has it, whose local rows the remote tier's forecast reads;
+    ``topics``, the segments view's, :func:`~.topic_config_table.topics_of`)."""
     if days < 0:
         raise ValueError(f"forecast days {days}: expected 0 or more")
     tiered = has_remote_tier(remote_segments)  # else no partition has a highest copied offset
+    topics = topics_of(segments) if topics is None else topics
     inputs, planner = partition_planner(segments, batches, partition_files, configs, what_if_configs,
-                                        summary=summary, remote_segments=remote_segments if tiered else None)
+                                        summary=summary, remote_segments=remote_segments if tiered else None,
+                                        topics=topics)
     what_if = what_if_configs is not None
 
     def forecast_group(table):
@@ -100,22 +106,20 @@ def retention_forecast(segments: DataFrame, batches: DataFrame | None, partition
         return local.select(*local.columns, *[F.lit(None).cast(f.dataType).alias(f.name)
                                               for f in FORECAST_SCHEMA.fields if f.name in REMOTE_COLUMNS])
     if plan is None:
-        plan = retention_plan(segments, batches, partition_files, configs, as_of_ms, summary=summary)
+        plan = retention_plan(segments, batches, partition_files, configs, as_of_ms, summary=summary, topics=topics)
     remote = _remote_forecast(plan.where(F.col("tier") == "local"), segments, partition_files, configs, as_of_ms,
-                              days, what_if_configs, remote_segments)
+                              days, what_if_configs, remote_segments, topics)
     return local.join(remote, [*PARTITION, "day"], "left").select(*[f.name for f in FORECAST_SCHEMA.fields])
 
 
 def _remote_forecast(local_plan: DataFrame, segments: DataFrame, partition_files: DataFrame, configs: ConfigSource,
                      as_of_ms: int, days: int, what_if_configs: ConfigSource | None,
-                     remote_segments: DataFrame) -> DataFrame:
+                     remote_segments: DataFrame, topics: Sequence[str]) -> DataFrame:
     """Per tiered partition and day, its remote tier's plan (:func:`~.remote_retention.remote_planner`) totals;
-    ``local_plan``: the local rows of the retention plan at ``as_of_ms``."""
+    ``local_plan``: the local rows of the retention plan at ``as_of_ms``; ``topics``: the segments view's."""
     from .remote_retention import remote_inputs, remote_planner
     from .retention import retention_params
-    from .topic_config_table import topics_of
 
-    topics = topics_of(segments)
     params = {False: retention_params(configs, topics)}
     if what_if_configs is not None:
         params[True] = retention_params(what_if_configs, topics)

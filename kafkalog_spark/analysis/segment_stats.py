@@ -8,6 +8,8 @@ segment.bytes / segment.ms / segment.index.bytes.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
@@ -87,19 +89,22 @@ def _tier(segments: DataFrame) -> list[str]:
 
 
 def segment_stats(segments: DataFrame, batches: DataFrame | None, record_stats: DataFrame,
-                  configs: ConfigSource = None, *, summary: DataFrame | None = None) -> DataFrame:
+                  configs: ConfigSource = None, *, summary: DataFrame | None = None,
+                  topics: Sequence[str] | None = None) -> DataFrame:
     """One row per live segment of each log dir, from the segments, batches and record_stats views of the same
     paths. ``configs``:
     the topics' effective configs (a :class:`~kafkalog_spark.config.TopicConfigs`, or what
     :meth:`~kafkalog_spark.config.TopicConfigs.of` takes; None: Kafka's defaults), for the roll limits
     segment.bytes, segment.ms and segment.index.bytes. ``summary``: the batches'
-    :func:`~.batch_summary.batch_summary` when the caller has it (``batches`` is then not read)."""
+    :func:`~.batch_summary.batch_summary` when the caller has it (``batches`` is then not read). ``topics``: the
+    segments view's (:func:`~.topic_config_table.topics_of`) when the caller has them."""
     seg = (_ok(segments).where("status = 'live'").withColumnRenamed("baseOffset", "segmentBaseOffset")
            .select(*KEYS, "isActive", "nextBaseOffset", "logFile", "logSize", "indexSize", "timeIndexSize",
                    "txnIndexSize", "indexEntries", "timeIndexEntries", "logModified", *_tier(segments)))
     per_segment = _batch_stats(batch_summary(batches) if summary is None else summary)
     stats = seg.join(per_segment, KEYS, "left").join(_record_stats(record_stats), KEYS, "left")
-    limits = (topic_configs(segments.sparkSession, TopicConfigs.of(configs), topics_of(segments))
+    topics = topics_of(segments) if topics is None else topics
+    limits = (topic_configs(segments.sparkSession, TopicConfigs.of(configs), topics)
               .select("topic", "segmentBytes", "segmentMs", "segmentIndexBytes"))
     stats = stats.join(F.broadcast(limits), "topic", "left")
     nxt = Window.partitionBy(*PARTITION).orderBy("segmentBaseOffset")

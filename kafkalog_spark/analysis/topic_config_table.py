@@ -36,5 +36,6 @@ def topic_configs(spark: SparkSession, configs: TopicConfigs, topics: Iterable[s
 
 
 def topics_of(segments: DataFrame) -> list[str]:
-    """The topics present in a segments view (a small job: one row per topic)."""
-    return [r.topic for r in segments.where("problem is null").select("topic").distinct().collect()]
+    """The topics present in a segments view, sorted. Its rows' topics collected (a row per segment file, no
+    shuffle): of a view collected on the driver (:func:`~kafkalog_spark.session.collected`), without a Spark job."""
+    return sorted({r.topic for r in segments.where("problem is null").select("topic").collect() if r.topic is not None})

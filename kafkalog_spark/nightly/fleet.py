@@ -32,7 +32,7 @@ from pyspark.sql import functions as F
 
 from ..config import TopicConfigs
 from ..delta import TableLocation, committed, read_table, run_rows
-from .incremental import DECODED, KEYS, SEGMENTS, union_rows
+from .incremental import KEYS, ROWS, SEGMENTS, union_rows, unpacked
 from .pipeline import CLUSTER_TABLES, compared_replicas, no_cluster_tables, state_tables, union_per_cluster
 
 # view (or input) -> the table a broker's run stores it in
@@ -210,13 +210,12 @@ def member_rows(spark: SparkSession, table: str, fleet: Sequence[Member]) -> Dat
 
 
 def decoded_rows(spark: SparkSession, view: str, fleet: Sequence[Member]) -> DataFrame:
-    """The rows of the decoded ``view`` (one of :data:`~.incremental.DECODED`) of every live segment of each
+    """The rows of the decoded ``view`` (a part of :data:`~.incremental.ROWS`) of every live segment of each
     member's snapshot, read from the snapshot that decoded it (its ``decodedIn``)."""
     def rows(m: Member) -> DataFrame:
         segments = (run_rows(spark, m.where, SEGMENTS, m.snapshot_id, m.run_id)
                     .select(*KEYS, F.col("decodedIn").alias("snapshotId")))
-        return (read_table(spark, m.where, DECODED[view]).join(segments, [*KEYS, "snapshotId"])
-                .drop("snapshotId", "snapshotTime"))
+        return unpacked(read_table(spark, m.where, ROWS).join(segments, [*KEYS, "snapshotId"]), view)
     return _per_broker(spark, fleet, rows)
 
 

@@ -20,11 +20,13 @@ what the analyses derive from its batches alone (:data:`KEPT`): their aggregates
 (:func:`~kafkalog_spark.analysis.batch_summary.batch_summary`) and their findings among themselves
 (:func:`~kafkalog_spark.analysis.index_validation.batch_findings`).
 
-Each run writes the rows of the segments it decoded into the tables of :data:`DECODED`, one per view, and of
-:data:`KEPT`, and a row per segment into :data:`SEGMENTS` (its identity, ``recordsWhole`` and ``decodedIn``: the
-snapshot holding its rows). The next run compares its segments with those of the latest committed snapshot of each
-log dir, decodes those that differ, are new, or whose rows are not found, and reads the others' rows back from their
-``decodedIn`` snapshot: its views hold the same rows as a full run's, and so does every table computed from them.
+Each run writes the rows of the segments it decoded into one table, :data:`ROWS`: each row one of the parts of
+:data:`PARTS` (the views of :data:`DECODED` and the per-segment rows of :data:`KEPT`) in the struct column named after
+it, the others null, under the segment's keys; and a row per segment into :data:`SEGMENTS` (its identity,
+``recordsWhole`` and ``decodedIn``: the snapshot holding its rows). The next run compares its segments with those of
+the latest committed snapshot of each log dir, decodes those that differ, are new, or whose rows are not found, and
+reads the others' rows back from their ``decodedIn`` snapshot, in one scan of :data:`ROWS` (cached, each part a
+selection of it): its views hold the same rows as a full run's, and so does every table computed from them.
 The analyses that read every batch read the unchanged segments' per-segment rows of :data:`KEPT` instead of their
 batches; those that read some batches one by one (control and transactional batches, the compacted topics', a
 partition's replay from its producer snapshot, replicas compared) select them from the batch rows read back.
@@ -33,18 +35,19 @@ A compacted topic's segment (whose records the job keeps whole, not only its con
 records were kept whole when it was decoded; rows kept whole of a topic no longer compacted are cut to its control
 records.
 
-Planning reads back two small things, each with one query: the committed snapshots' runs that wrote every table of
+Planning reads back two small things, each with one query: the committed snapshots' runs that wrote both tables of
 :data:`CACHE_TABLES` (the manifest, asked on a thread of its own while the log dirs are read), and the previous
 snapshots' rows of :data:`SEGMENTS` of the same log dirs: each segment's identity in the latest of them, found only if
 the run of its ``decodedIn`` snapshot decoded it with the same identity (a snapshot written again since may not hold
-it). Each table is then read back pruned to the partitions of those runs, with no further query of the manifest, the
-tables' scans planned at once: on the driver, each read of a Delta table is a file listing and a Spark job.
+it). :data:`ROWS` is then read back once, pruned to the partitions of those runs, with no further query of the
+manifest: on the driver, each read of a Delta table is a file listing and a Spark job.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import reduce
@@ -55,16 +58,20 @@ from pyspark.sql import functions as F
 from ..delta import TableLocation, committed_runs, rows_of_runs
 
 SEGMENTS = "decoded_segments"
-DECODED = {"batches": "decoded_batches", "record_stats": "decoded_record_stats", "records": "decoded_records"}
+ROWS = "decoded_rows"
+# the views of the source's decoded rows a run keeps (the records view: the control records and the compacted topics'
+# records whole, without payloads)
+DECODED = ("batches", "record_stats", "records")
 # per segment, what the analyses derive from its files alone, by the views' key (computed from the source's views:
-# not views of the source): the table keeping it and its column of the segment's base offset
+# not views of the source)
 ENTRY_FINDINGS_VIEW = "index_entry_findings"
 BATCH_FINDINGS_VIEW = "batch_findings"
 SUMMARY_VIEW = "batch_summary"
-KEPT = {ENTRY_FINDINGS_VIEW: ("decoded_index_findings", "baseOffset"),
-        BATCH_FINDINGS_VIEW: ("decoded_batch_findings", "baseOffset"),
-        SUMMARY_VIEW: ("decoded_batch_summary", "segmentBaseOffset")}
-CACHE_TABLES = (SEGMENTS, *DECODED.values(), *(table for table, _ in KEPT.values()))
+KEPT = (ENTRY_FINDINGS_VIEW, BATCH_FINDINGS_VIEW, SUMMARY_VIEW)
+# every part :data:`ROWS` keeps, each with its column of the segment's base offset
+PARTS = {**dict.fromkeys(DECODED, "segmentBaseOffset"), ENTRY_FINDINGS_VIEW: "baseOffset",
+         BATCH_FINDINGS_VIEW: "baseOffset", SUMMARY_VIEW: "segmentBaseOffset"}
+CACHE_TABLES = (SEGMENTS, ROWS)
 KEYS = ("logDir", "topic", "partition", "segmentBaseOffset")
 IDENTITY = (*KEYS, "logFile", "logSize", "logModified", "indexModified", "timeIndexSize", "timeIndexModified",
             "abortedKey", "decodeKey")
@@ -81,7 +88,8 @@ def union_rows(a: DataFrame, b: DataFrame) -> DataFrame:
 
 
 # What the tasks compute of a segment, by version: rows kept by a run of another version are decoded again, not read
-# back (2: each segment read whole, its batch summary computed in its task by log/segment_facts.py)
+# back (2: each segment read whole, its batch summary computed in its task by log/segment_facts.py; a warehouse that
+# kept its rows in a table per part, before ROWS, has no run that wrote both CACHE_TABLES: decoded in full once)
 SEGMENT_FACTS_VERSION = 2
 
 
@@ -93,26 +101,36 @@ def decode_key(max_split_bytes: int) -> str:
     return f"{__version__}/facts{SEGMENT_FACTS_VERSION}/{max_split_bytes}"
 
 
-def segment_identities(segments: DataFrame, partition_files: DataFrame, key: str) -> DataFrame:
-    """One row per live segment with a `.log` (the segments view), with its :data:`IDENTITY`: ``abortedKey`` is a
-    hash of the aborted transactions (partition_files' `.txnindex` entries of its partition) whose offsets meet
-    the segment's."""
+def segment_identities(segments: DataFrame, partition_files: DataFrame, key: str) -> list[tuple]:
+    """The :data:`IDENTITY` of each live segment with a `.log` (the segments view), on the driver: ``abortedKey`` is
+    :func:`aborted_key` of the aborted transactions (partition_files' `.txnindex` entries of its partition) whose
+    offsets meet the segment's. Two collects, a row per segment and a row per aborted transaction (the segments view
+    collected on the driver: none of its own)."""
     live = (segments.where("problem is null and status = 'live' and logFile is not null")
-            .select("logDir", "topic", "partition", F.col("baseOffset").alias("segmentBaseOffset"), "logFile",
-                    "logSize", "logModified", "indexModified", "timeIndexSize", "timeIndexModified",
-                    "nextBaseOffset"))
-    aborted = (partition_files.where("problem is null and fileType = 'txnindex'")
-               .select(F.col("logDir").alias("txnLogDir"), F.col("topic").alias("txnTopic"),
-                       F.col("partition").alias("txnPartition"), "producerId", "firstOffset",
-                       F.col("lastOffset").alias("abortOffset")))
-    meets = ((F.col("txnLogDir") == F.col("logDir")) & (F.col("txnTopic") == F.col("topic"))
-             & (F.col("txnPartition") == F.col("partition")) & (F.col("abortOffset") >= F.col("segmentBaseOffset"))
-             & (F.col("nextBaseOffset").isNull() | (F.col("firstOffset") < F.col("nextBaseOffset"))))
-    joined = live.join(aborted, meets, "left")
-    txns = F.sort_array(F.collect_set(F.when(F.col("producerId").isNotNull(),
-                                             F.struct("firstOffset", "abortOffset", "producerId"))))
-    per_segment = joined.groupBy(*IDENTITY[:-2]).agg(F.sha2(F.to_json(txns), 256).alias("abortedKey"))
-    return per_segment.withColumn("decodeKey", F.lit(key))
+            .select(*KEYS[:-1], F.col("baseOffset").alias("segmentBaseOffset"), *IDENTITY[len(KEYS):-2],
+                    "nextBaseOffset").collect())
+    aborted: dict[tuple, list[tuple]] = {}
+    for r in (partition_files.where("problem is null and fileType = 'txnindex' and producerId is not null")
+              .select(*KEYS[:-1], "firstOffset", "lastOffset", "producerId").collect()):
+        aborted.setdefault(tuple(r[:3]), []).append((r.firstOffset, r.lastOffset, r.producerId))
+    identities = {}
+    for r in live:
+        base, following = r.segmentBaseOffset, r.nextBaseOffset
+        meeting = [t for t in aborted.get(tuple(r[:3]), ()) if t[1] is not None and base is not None and t[1] >= base
+                   and (following is None or (t[0] is not None and t[0] < following))]
+        identities[tuple(r[:-1])] = aborted_key(meeting)
+    return [(*identity, aborted, key) for identity, aborted in identities.items()]
+
+
+def aborted_key(transactions: Sequence[tuple[int | None, int | None, int]]) -> str:
+    """A hash of aborted transactions, each (first offset, abort offset, producer id): the SHA-256 of their JSON
+    (distinct, sorted, nulls first, a null field left out), as runs before kept it."""
+    def text(t: tuple) -> str:
+        fields = zip(("firstOffset", "abortOffset", "producerId"), t, strict=True)
+        return "{" + ",".join(f'"{name}":{value}' for name, value in fields if value is not None) + "}"
+
+    ordered = sorted(set(transactions), key=lambda t: tuple((v is not None, v or 0) for v in t))
+    return hashlib.sha256(("[" + ",".join(map(text, ordered)) + "]").encode()).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -140,11 +158,11 @@ def kept_runs(spark: SparkSession, where: TableLocation, snapshot_id: str) -> di
     return {s: r for s, r in committed_runs(spark, where, CACHE_TABLES).items() if s != snapshot_id}
 
 
-def plan(spark: SparkSession, where: TableLocation, identities: DataFrame, compacted: Sequence[str],
+def plan(spark: SparkSession, where: TableLocation, identities: Sequence[tuple], compacted: Sequence[str],
          snapshot_id: str, runs: Mapping[str, str]) -> DecodePlan:
     """Which segments this run (of ``snapshot_id``) decodes and which it reads back from the latest snapshot of
     their log dir among ``runs`` (:func:`kept_runs`; none: decode every one, a full run)."""
-    current = [tuple(r) for r in identities.select(*IDENTITY).collect()]
+    current = list(identities)
     whole = set(compacted)
     previous = _previous(spark, where, sorted({r[0] for r in current}), snapshot_id, runs) if runs else {}
     rows, reused, decode = [], [], []
@@ -188,27 +206,37 @@ def _previous(spark: SparkSession, where: TableLocation, log_dirs: list[str], sn
     return {tuple(r)[:n]: (r.recordsWhole, r.decodedIn) for r in found}
 
 
-def read_back(spark: SparkSession, where: TableLocation, decode_plan: DecodePlan, view: str,
-              compacted: Sequence[str]) -> DataFrame | None:
-    """The rows of ``view`` (one of :data:`DECODED`) of the reused segments, as the view has them (None when no
-    segment is reused). Records kept whole of a topic not in ``compacted`` are cut to its control records."""
-    rows = _reused_rows(spark, where, decode_plan, DECODED[view], "segmentBaseOffset")
-    if rows is not None and view == "records":
-        rows = rows.where(F.col("isControl") | F.col("topic").isin(list(compacted)))
-    return rows
+def packed(parts: Mapping[str, DataFrame]) -> DataFrame:
+    """The rows of :data:`ROWS` for ``parts`` (of :data:`PARTS`, each as its view has it): each part's row in the struct
+    column named after it, the others null, under the segment's :data:`KEYS`."""
+    empty = {part: F.lit(None).cast(rows.schema).alias(part) for part, rows in parts.items()}
+    return reduce(DataFrame.unionByName, (
+        rows.select(*KEYS[:-1], F.col(PARTS[part]).alias(KEYS[-1]),
+                    *(F.struct(*rows.columns).alias(p) if p == part else empty[p] for p in parts))
+        for part, rows in parts.items()))
 
 
-def _reused_rows(spark: SparkSession, where: TableLocation, decode_plan: DecodePlan, table: str,
-                 base_offset: str) -> DataFrame | None:
-    """The rows of cache ``table`` of the reused segments, each from the snapshot holding its rows (None when no
-    segment is reused); ``base_offset``: the table's column of the segment's base offset."""
+def unpacked(rows: DataFrame, part: str) -> DataFrame:
+    """The rows of ``part`` in ``rows`` (of :data:`ROWS`), as its view has them."""
+    return rows.where(F.col(part).isNotNull()).select(f"{part}.*")
+
+
+def read_back(spark: SparkSession, where: TableLocation, decode_plan: DecodePlan) -> DataFrame | None:
+    """The rows of :data:`ROWS` of the reused segments, each from the snapshot holding its rows (None when no segment
+    is reused)."""
     if not decode_plan.reused:
         return None
-    names = [*KEYS[:-1], base_offset]
-    keys = spark.createDataFrame(decode_plan.reused, ", ".join(
-        [f"{k} {t}" for k, t in zip(names, ("string", "string", "int", "long"), strict=True)] + ["snapshotId string"]))
-    return (rows_of_runs(spark, where, table, decode_plan.runs)
-            .join(F.broadcast(keys), [*names, "snapshotId"], "left_semi").drop("snapshotId", "snapshotTime"))
+    keys = spark.createDataFrame(decode_plan.reused, "logDir string, topic string, partition int, "
+                                                     "segmentBaseOffset long, snapshotId string")
+    return (rows_of_runs(spark, where, ROWS, decode_plan.runs)
+            .join(F.broadcast(keys), [*KEYS, "snapshotId"], "left_semi").drop("snapshotId", "snapshotTime"))
+
+
+def reused_part(rows: DataFrame, part: str, compacted: Sequence[str]) -> DataFrame:
+    """The rows of ``part`` read back (``rows``: :func:`read_back`'s). Records kept whole of a topic not in
+    ``compacted`` are cut to its control records."""
+    out = unpacked(rows, part)
+    return out.where(F.col("isControl") | F.col("topic").isin(list(compacted))) if part == "records" else out
 
 
 def segments_table(spark: SparkSession, decode_plan: DecodePlan) -> DataFrame:
@@ -218,18 +246,18 @@ def segments_table(spark: SparkSession, decode_plan: DecodePlan) -> DataFrame:
 
 class Reuse:
     """One incremental run's part in reading the views (:func:`~.pipeline.read_cached_views`): it plans from the
-    listing which segments to decode (:meth:`decode_options`), gives the rows of the others
-    (:meth:`with_reused`) and what this run keeps for the next (:meth:`tables`); :attr:`counts` then says how
-    much was decoded and reused; :meth:`with_kept` gives the per-segment rows of :data:`KEPT`. ``full``: decode every
-    segment (the tables for later runs are written all the
-    same)."""
+    listing which segments to decode (:meth:`decode_options`), gives every part's rows, those decoded and those read
+    back (:meth:`with_reused`), and what this run keeps for the next (:meth:`tables`); :attr:`counts` then says how
+    much was decoded and reused. ``full``: decode every segment (the tables for later runs are written all the
+    same). The rows read back are cached, once: :meth:`unpersist` when the views are no longer read."""
 
     def __init__(self, spark: SparkSession, where: TableLocation, snapshot_id: str, max_split_bytes: int, *,
                  full: bool = False) -> None:
         self.spark, self.where, self.snapshot_id = spark, where, snapshot_id
         self.key = decode_key(max_split_bytes)
         self.decode_plan: DecodePlan | None = None
-        self._fresh: dict[str, DataFrame] = {}  # the views' rows decoded in this run
+        self._fresh: dict[str, DataFrame] = {}  # the parts' rows decoded in this run
+        self._back: DataFrame | None = None
         # the manifest asked now, on a thread of its own, while the log dirs are read: it needs nothing from them
         self._runs: Future[dict[str, str]] | None = None
         if not full:
@@ -245,32 +273,29 @@ class Reuse:
         self.decode_plan = plan(self.spark, self.where, identities, compacted, self.snapshot_id, runs)
         return self.decode_plan.source_option()
 
-    def tables(self, views: Mapping[str, DataFrame]) -> dict[str, DataFrame]:
-        """What this run writes for the next, by table name: :data:`SEGMENTS`, and the rows of the segments it decoded
-        (those :meth:`with_reused` was given) and of :data:`KEPT` (``views``' rows of those segments)."""
+    def tables(self) -> dict[str, DataFrame]:
+        """What this run writes for the next, by table name: :data:`SEGMENTS`, and as :data:`ROWS` the rows of the
+        segments it decoded (those :meth:`with_reused` was given)."""
         segments = segments_table(self.spark, self._planned())
         decoded = F.broadcast(segments.where(F.col("decodedIn") == self.snapshot_id).select(*KEYS))
-        kept = {table: views[view].join(decoded.withColumnRenamed("segmentBaseOffset", base_offset),
-                                        [*KEYS[:-1], base_offset], "left_semi")
-                for view, (table, base_offset) in KEPT.items()}
-        return {SEGMENTS: segments} | kept | {
-            table: self._fresh[view].join(decoded, list(KEYS), "left_semi") for view, table in DECODED.items()}
+        return {SEGMENTS: segments, ROWS: packed(self._fresh).join(decoded, list(KEYS), "left_semi")}
 
-    def with_kept(self, view: str, fresh: DataFrame) -> DataFrame:
-        """The rows of ``view`` (of :data:`KEPT`) of every segment: ``fresh``, those computed in this run (of the
-        segments it decodes), and those read back."""
-        table, base_offset = KEPT[view]
-        back = _reused_rows(self.spark, self.where, self._planned(), table, base_offset)
-        return fresh if back is None else union_rows(fresh, back)
+    def with_reused(self, fresh: Mapping[str, DataFrame], compacted: Sequence[str],
+                    cache: Callable[[DataFrame], DataFrame] = DataFrame.persist) -> dict[str, DataFrame]:
+        """Every part of :data:`PARTS` (``fresh``: the rows decoded in this run, by part): those rows and those read
+        back, which ``cache`` caches (one scan of the table for every part)."""
+        self._fresh = {part: fresh[part] for part in PARTS}
+        self._back = read_back(self.spark, self.where, self._planned())
+        if self._back is None:
+            return dict(self._fresh)
+        self._back = cache(self._back)
+        return {part: union_rows(rows, reused_part(self._back, part, compacted)) for part, rows in self._fresh.items()}
 
-    def with_reused(self, decoded: Mapping[str, DataFrame], compacted: Sequence[str]) -> dict[str, DataFrame]:
-        """The views: the rows decoded in this run (``decoded``) and those read back."""
-        self._fresh = dict(decoded)
-        out = {}
-        for view, rows in decoded.items():
-            back = read_back(self.spark, self.where, self._planned(), view, compacted)
-            out[view] = rows if back is None else union_rows(rows, back)
-        return out
+    def unpersist(self) -> None:
+        """Uncache the rows read back, and those :meth:`with_reused` was given where the caller cached them (the views
+        hold their unions with the rows read back, not them)."""
+        for rows in [*self._fresh.values(), *([self._back] if self._back is not None else [])]:
+            rows.unpersist()
 
     @property
     def counts(self) -> dict[str, int]:

@@ -8,13 +8,12 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from functools import partial, reduce
+from functools import reduce
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from ..config import TopicConfigs
-from ..session.threads import in_parallel
 from .incremental import BATCH_FINDINGS_VIEW, CACHE_TABLES, ENTRY_FINDINGS_VIEW, SUMMARY_VIEW, Reuse
 
 VIEWS = ("segments", "batches", "record_stats", "index", "partition_files")  # and part of the records
@@ -29,7 +28,6 @@ TABLES = DIR_TABLES + CLUSTER_TABLES
 
 
 LISTING_VIEWS = ("segments", "partition_files")  # the views that read listings and small files, read first
-PARALLEL_CACHES = 4  # views cached (so planned) at once
 
 
 def read_cached_views(spark: SparkSession, log_dirs: Sequence[str], include_internal: bool = True,
@@ -54,14 +52,15 @@ def read_cached_views(spark: SparkSession, log_dirs: Sequence[str], include_inte
 
     ``reuse``: an incremental run's (:class:`~.incremental.Reuse`): it decides from the listing which segments to decode
     (and whose index entries to read), and gives the other segments' rows and per-segment rows, read back from the
-    warehouse; the views then also hold, under the names of :data:`~.incremental.CACHE_TABLES`, what this run keeps for
-    the next. ``polite``: the segments read leave the page cache as found (:mod:`kafkalog_spark.log.page_cache`).
+    warehouse (cached until ``reuse.unpersist()``); the views then also hold, under the names of
+    :data:`~.incremental.CACHE_TABLES`, what this run keeps for the next. ``polite``: the segments read leave the page
+    cache as found (:mod:`kafkalog_spark.log.page_cache`).
     ``remote_storage``: the views of the tiered partitions hold their remote segments too
     (:mod:`kafkalog_spark.source.remote_tier`), rows marked by ``tier``."""
     from ..analysis.compaction import compacted_topics
     from ..analysis.record_sizes import without_payloads
     from ..analysis.topic_config_table import topics_of
-    from ..session import parallelism
+    from ..session import collected, parallelism
     from ..source import decoded_views
     from ..source import read_views as source_views
     from ..source.views import BATCH_FINDINGS_PART, BATCH_SUMMARY_PART, ENTRY_FINDINGS_PART
@@ -82,7 +81,10 @@ def read_cached_views(spark: SparkSession, log_dirs: Sequence[str], include_inte
                "dropCache": str(polite).lower()}
     if remote_storage:  # the views that list and decode segments hold the remote tier too (the others ignore it)
         options["remoteStorage"] = remote_storage
-    views = {name: cache(df) for name, df in source_views(spark, log_dirs, LISTING_VIEWS, **options).items()}
+    listing = source_views(spark, log_dirs, LISTING_VIEWS, **options)
+    # a row per segment file: collected once, the driver answers the many queries that select from it (the topics,
+    # the incremental plan, the partitions' context, the replicas) without a Spark job
+    views = {"segments": collected(listing["segments"]), "partition_files": cache(listing["partition_files"])}
     compacted = compacted_topics(configs, topics_of(views["segments"]))
     decode = reuse.decode_options(views["segments"], views["partition_files"], compacted) if reuse else None
     # the index entries of the segments without a `.log` only (the tasks that read a segment check its entries); the
@@ -98,24 +100,20 @@ def read_cached_views(spark: SparkSession, log_dirs: Sequence[str], include_inte
     if compacted:  # their records whole, the others' control records
         whole = source_views(spark, log_dirs, ["records"], topics=",".join(compacted), **options,
                              **(decode or {}))["records"]
-        decoded["records"] = whole.unionByName(decoded["records"].where(~F.col("topic").isin(compacted)))
-    decoded["records"] = without_payloads(decoded["records"])
+        records = whole.unionByName(decoded["records"].where(~F.col("topic").isin(compacted)))
+        decoded["records"] = cache(without_payloads(records))  # read on their own: cached
+    else:
+        decoded["records"] = without_payloads(decoded["records"])
     # per segment, what the analyses derive from its files alone: its index entries' findings, its batches'
     # aggregates (which the segment statistics, the retention plans and the checks read) and their findings among
     # themselves; an incremental run computes them for the segments it decodes and reads the others' back
     per_segment = {ENTRY_FINDINGS_VIEW: segment_entries, SUMMARY_VIEW: summary, BATCH_FINDINGS_VIEW: segment_batches}
+    if reuse:  # each part: the rows decoded now and those read back (one scan of the table, cached)
+        parts = reuse.with_reused(decoded | per_segment, compacted, cache)
+        decoded, per_segment = {v: parts[v] for v in decoded}, {v: parts[v] for v in per_segment}
+    views |= decoded | per_segment  # each part a selection of what is cached: no view cached again
     if reuse:
-        decoded = reuse.with_reused(decoded, compacted)
-        per_segment = {view: reuse.with_kept(view, rows) for view, rows in per_segment.items()}
-    # cached on their own where a view holds more than the decoded read: rows read back (each table's scan planned
-    # once: every plan after holds the cache), compacted topics' records. Caching plans the DataFrame, and planning
-    # a Delta table's scan is its log's and its files' listing and a Spark job: the tables read back, planned at once
-    caches = {name: partial(cache, df) for name, df in decoded.items() if reuse or (name == "records" and compacted)}
-    caches |= {view: rows.persist for view, rows in per_segment.items()}
-    views |= decoded | dict(zip(caches, in_parallel(list(caches.values()), PARALLEL_CACHES, "kafkalog-cache"),
-                                strict=True))
-    if reuse:
-        views |= reuse.tables(views)
+        views |= reuse.tables()
     # the remote tier's segments, as __remote_log_metadata says (the tiered partitions' accounting)
     views["remote_log_segments"] = cache(source_views(spark, log_dirs, ["remote_log_segments"],
                                                       **options)["remote_log_segments"])
@@ -243,14 +241,16 @@ def compute(spark: SparkSession, views: dict[str, DataFrame], configs: TopicConf
     remote = metadata if has_remote_tier(metadata) else None
     tiered_topics = [t for t in topics if configs[t].remote_log_enabled]
     plan = retention_plan(views["segments"], views["batches"], views["partition_files"], configs, now_ms,
-                          summary=summary, remote_segments=remote)
+                          summary=summary, remote_segments=remote, topics=topics)
     tiered = tiered_storage(views["segments"], metadata, views["partition_files"], tiered_topics, now_ms)
     interval = configs["-"]["remote.log.manager.task.interval.ms"]
     tiered_problems = tiered_findings(tiered, metadata, plan, interval, now_ms)
     if remote is None and not tiered_topics:
         tiered, tiered_problems = (spark.createDataFrame([], df.schema) for df in (tiered, tiered_problems))
+    # the remote tier's topics too when it was read (its segments view then holds more than the local one)
     segments = segment_stats(whole["segments"], whole["batches"], whole["record_stats"], configs,
-                             summary=whole.get(SUMMARY_VIEW))
+                             summary=whole.get(SUMMARY_VIEW),
+                             topics=topics if whole["segments"] is views["segments"] else None)
     partitions = partition_stats(segments, views["partition_files"])
     return {
         "segment_stats": segments,
@@ -263,7 +263,7 @@ def compute(spark: SparkSession, views: dict[str, DataFrame], configs: TopicConf
         "retention_plan": plan,
         "retention_forecast": retention_forecast(views["segments"], views["batches"], views["partition_files"],
                                                  configs, now_ms, what_if_configs=what_if_configs, summary=summary,
-                                                 remote_segments=remote, plan=plan),
+                                                 remote_segments=remote, plan=plan, topics=topics),
         "compaction_preview": compaction.partitions,
         "compaction_preview_segments": compaction.segments,
         "topic_configs": topic_rows,
@@ -383,11 +383,11 @@ def analysed(spark: SparkSession, log_dirs: Sequence[str], started: dt.datetime,
         read_more: list[DataFrame] = []
         tables = compute(spark, views, configs, log_dirs, int(started.timestamp() * 1000), alternative,
                          replica_records=read_more, cached=cached)
-        # partition_stats and log_dir_stats are built on segment_stats, and index_findings holds the replica
-        # comparison's findings and the tiered partitions' (from the retention plan): cached, each is computed
-        # once, not per table
-        cached += [tables[name].persist() for name in ("segment_stats", "replica_comparison", "retention_plan",
-                                                       "tiered_storage")]
+        # partition_stats is built on segment_stats and log_dir_stats on partition_stats, and index_findings holds the
+        # replica comparison's findings and the tiered partitions' (from the retention plan): cached, each is
+        # computed once, not per table
+        cached += [tables[name].persist() for name in ("segment_stats", "partition_stats", "replica_comparison",
+                                                       "retention_plan", "tiered_storage")]
         yield ({name: _log_dir_first(tables[name]) for name in DIR_TABLES}
                | {name: views[name] for name in CACHE_TABLES if name in views}
                | (more(views, read_more[0] if read_more else None) if more else {}))
@@ -395,3 +395,5 @@ def analysed(spark: SparkSession, log_dirs: Sequence[str], started: dt.datetime,
         # the later ones first: uncaching a DataFrame makes Spark plan again every cached one built on it
         for df in reversed(cached):
             df.unpersist()
+        if reuse:
+            reuse.unpersist()

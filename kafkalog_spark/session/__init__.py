@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import sys
 
-from pyspark.sql import SparkSession
+from pyspark.sql import DataFrame, SparkSession
 
 from ..delta.packages import delta_spark_confs
 from ..logging_config import quiet_python_logging, quiet_spark_confs
@@ -53,6 +53,13 @@ def parallelism(spark: SparkSession) -> int | None:
     """How many tasks ``spark`` runs at once (Spark's default parallelism: a local master's threads, a cluster's
     executors' cores); None over Spark Connect, whose client cannot ask."""
     return None if is_connect(spark) else spark.sparkContext.defaultParallelism
+
+
+def collected(df: DataFrame) -> DataFrame:
+    """``df``'s rows collected once (one Spark job), as a DataFrame of local data with the same schema: for a small
+    view that many queries read. Spark answers a query that filters and selects local data, and collects it, on the
+    driver, without a job; joined with a large DataFrame, local data is broadcast."""
+    return df.sparkSession.createDataFrame(df.toArrow(), df.schema)
 
 
 def classic_session_running() -> bool:
