@@ -32,7 +32,8 @@ from pyspark.sql import functions as F
 
 from ..config import TopicConfigs
 from ..delta import TableLocation, committed, read_table, run_rows
-from .incremental import KEYS, ROWS, SEGMENTS, union_rows, unpacked
+from ..source import decoded_part
+from .incremental import KEYS, ROWS, SEGMENTS, union_rows
 from .pipeline import CLUSTER_TABLES, compared_replicas, no_cluster_tables, state_tables, union_per_cluster
 
 # view (or input) -> the table a broker's run stores it in
@@ -215,7 +216,7 @@ def decoded_rows(spark: SparkSession, view: str, fleet: Sequence[Member]) -> Dat
     def rows(m: Member) -> DataFrame:
         segments = (run_rows(spark, m.where, SEGMENTS, m.snapshot_id, m.run_id)
                     .select(*KEYS, F.col("decodedIn").alias("snapshotId")))
-        return unpacked(read_table(spark, m.where, ROWS).join(segments, [*KEYS, "snapshotId"]), view)
+        return decoded_part(read_table(spark, m.where, ROWS).join(segments, [*KEYS, "snapshotId"]), view)
     return _per_broker(spark, fleet, rows)
 
 

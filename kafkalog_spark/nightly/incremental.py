@@ -56,6 +56,7 @@ from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
 from ..delta import TableLocation, committed_runs, rows_of_runs
+from ..source import decoded_part
 
 SEGMENTS = "decoded_segments"
 ROWS = "decoded_rows"
@@ -67,10 +68,10 @@ DECODED = ("batches", "record_stats", "records")
 ENTRY_FINDINGS_VIEW = "index_entry_findings"
 BATCH_FINDINGS_VIEW = "batch_findings"
 SUMMARY_VIEW = "batch_summary"
-KEPT = (ENTRY_FINDINGS_VIEW, BATCH_FINDINGS_VIEW, SUMMARY_VIEW)
+# ... each with its column of the segment's base offset
+KEPT = {ENTRY_FINDINGS_VIEW: "baseOffset", BATCH_FINDINGS_VIEW: "baseOffset", SUMMARY_VIEW: "segmentBaseOffset"}
 # every part :data:`ROWS` keeps, each with its column of the segment's base offset
-PARTS = {**dict.fromkeys(DECODED, "segmentBaseOffset"), ENTRY_FINDINGS_VIEW: "baseOffset",
-         BATCH_FINDINGS_VIEW: "baseOffset", SUMMARY_VIEW: "segmentBaseOffset"}
+PARTS = {**dict.fromkeys(DECODED, "segmentBaseOffset"), **KEPT}
 CACHE_TABLES = (SEGMENTS, ROWS)
 KEYS = ("logDir", "topic", "partition", "segmentBaseOffset")
 IDENTITY = (*KEYS, "logFile", "logSize", "logModified", "indexModified", "timeIndexSize", "timeIndexModified",
@@ -109,17 +110,18 @@ def segment_identities(segments: DataFrame, partition_files: DataFrame, key: str
     live = (segments.where("problem is null and status = 'live' and logFile is not null")
             .select(*KEYS[:-1], F.col("baseOffset").alias("segmentBaseOffset"), *IDENTITY[len(KEYS):-2],
                     "nextBaseOffset").collect())
-    aborted: dict[tuple, list[tuple]] = {}
+    aborted_by_partition: dict[tuple, list[tuple]] = {}
     for r in (partition_files.where("problem is null and fileType = 'txnindex' and producerId is not null")
               .select(*KEYS[:-1], "firstOffset", "lastOffset", "producerId").collect()):
-        aborted.setdefault(tuple(r[:3]), []).append((r.firstOffset, r.lastOffset, r.producerId))
+        aborted_by_partition.setdefault(tuple(r[:3]), []).append((r.firstOffset, r.lastOffset, r.producerId))
     identities = {}
     for r in live:
         base, following = r.segmentBaseOffset, r.nextBaseOffset
-        meeting = [t for t in aborted.get(tuple(r[:3]), ()) if t[1] is not None and base is not None and t[1] >= base
+        meeting = [t for t in aborted_by_partition.get(tuple(r[:3]), ())
+                   if t[1] is not None and base is not None and t[1] >= base
                    and (following is None or (t[0] is not None and t[0] < following))]
         identities[tuple(r[:-1])] = aborted_key(meeting)
-    return [(*identity, aborted, key) for identity, aborted in identities.items()]
+    return [(*identity, aborted_hash, key) for identity, aborted_hash in identities.items()]
 
 
 def aborted_key(transactions: Sequence[tuple[int | None, int | None, int]]) -> str:
@@ -216,11 +218,6 @@ def packed(parts: Mapping[str, DataFrame]) -> DataFrame:
         for part, rows in parts.items()))
 
 
-def unpacked(rows: DataFrame, part: str) -> DataFrame:
-    """The rows of ``part`` in ``rows`` (of :data:`ROWS`), as its view has them."""
-    return rows.where(F.col(part).isNotNull()).select(f"{part}.*")
-
-
 def read_back(spark: SparkSession, where: TableLocation, decode_plan: DecodePlan) -> DataFrame | None:
     """The rows of :data:`ROWS` of the reused segments, each from the snapshot holding its rows (None when no segment
     is reused)."""
@@ -235,7 +232,7 @@ def read_back(spark: SparkSession, where: TableLocation, decode_plan: DecodePlan
 def reused_part(rows: DataFrame, part: str, compacted: Sequence[str]) -> DataFrame:
     """The rows of ``part`` read back (``rows``: :func:`read_back`'s). Records kept whole of a topic not in
     ``compacted`` are cut to its control records."""
-    out = unpacked(rows, part)
+    out = decoded_part(rows, part)
     return out.where(F.col("isControl") | F.col("topic").isin(list(compacted))) if part == "records" else out
 
 

@@ -75,11 +75,17 @@ def decoded_views(decoded: DataFrame) -> dict[str, DataFrame]:
     """The views a read of the decoded view holds, by name: batches, record_stats and records (the control records,
     as :func:`control_records` has them), each as its own view has it. One read of the segments gives all three,
     so persist ``decoded`` before reading them (else each reads the segments again)."""
-    from pyspark.sql import functions as F
-
     from .views import DECODED_PARTS
 
-    return {part: decoded.where(F.col(part).isNotNull()).select(f"{part}.*") for part in DECODED_PARTS}
+    return {part: decoded_part(decoded, part) for part in DECODED_PARTS}
 
 
-__all__ = ["KafkaLogDataSource", "control_records", "decoded_views", "read_views", "register"]
+def decoded_part(rows: DataFrame, part: str) -> DataFrame:
+    """The rows of ``part`` in ``rows`` (a struct column per part, the others null), as the part's own view has them:
+    the decoded view's and the incremental runs' kept rows are both so packed."""
+    from pyspark.sql import functions as F
+
+    return rows.where(F.col(part).isNotNull()).select(f"{part}.*")
+
+
+__all__ = ["KafkaLogDataSource", "control_records", "decoded_part", "decoded_views", "read_views", "register"]
