@@ -94,6 +94,7 @@ def _from_log_dirs(args: argparse.Namespace) -> Iterator[dict]:
 
     from ..log.files import expand_paths
     from ..nightly import analysed, cluster_tables
+    from ..nightly.pipeline import CLUSTER_TABLES
     from ..report import REPORT_TABLES
 
     if args.warehouse or args.schema or args.config or args.snapshot_id:
@@ -104,12 +105,14 @@ def _from_log_dirs(args: argparse.Namespace) -> Iterator[dict]:
     started = dt.datetime.fromtimestamp(parse_time(args.as_of, "--as-of") / 1000, dt.UTC)
     spark = log_dir_session(args, app_name="kafkalog-report", verb="analysing")
     configs, alternative = with_metadata_configs(spark, args, configs, alternative)
+    def clusters(views: dict, _replica_records: object, tables: dict) -> dict:
+        # the groups' positions and open transactions, each cluster's (as the nightly job)
+        return cluster_tables(spark, expand_paths(args.log_dirs), tables["log_offsets"],
+                              int(started.timestamp() * 1000), views=views) if args.include_internal else {}
+
     with analysed(spark, args.log_dirs, started, configs, alternative,
-                  include_internal=args.include_internal) as tables:
-        shown = {name: tables[name] for name in REPORT_TABLES}
-        if args.include_internal:  # the groups' positions and open transactions, each cluster's (as the nightly job)
-            shown |= cluster_tables(spark, expand_paths(args.log_dirs), tables["log_offsets"],
-                                    int(started.timestamp() * 1000))
+                  include_internal=args.include_internal, more=clusters) as tables:
+        shown = {name: tables[name] for name in [*REPORT_TABLES, *CLUSTER_TABLES] if name in tables}
         stamp = {"snapshotId": "(log dirs)", "snapshotTime": started}
         yield {name: df.select(*(F.lit(v).alias(k) for k, v in stamp.items()), "*") for name, df in shown.items()}
 

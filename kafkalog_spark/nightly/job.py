@@ -84,8 +84,16 @@ def run(spark: SparkSession, config: NightlyConfig, now: Callable[[], dt.datetim
     kept = [*CACHE_TABLES, *(INPUT_TABLES if config.fleet else ())]  # for the next run, and for the fleet step
     options = {"includeInternal": str(config.include_internal).lower()}
 
-    def fleet_inputs(views: dict[str, DataFrame], replica_records: DataFrame | None) -> dict[str, DataFrame]:
+    def fleet_inputs(views: dict[str, DataFrame], replica_records: DataFrame | None,
+                     _tables: dict[str, DataFrame]) -> dict[str, DataFrame]:
         return broker_inputs(spark, views, log_dirs, brokers, replica_records, **options)
+
+    def own_cluster_tables(views: dict[str, DataFrame], _replica_records: DataFrame | None,
+                           tables: dict[str, DataFrame]) -> dict[str, DataFrame]:
+        # each cluster's dirs together, from this run's log_offsets and the views in hand: the data is not decoded
+        # again, nor the partition files and the metadata's topics read again
+        return cluster_tables(spark, log_dirs, tables["log_offsets"], int(started.timestamp() * 1000),
+                              config.include_internal, views=views)
 
     # the small files several views read (indexes, checkpoints) fetched once from a store, where a local session's
     # processes can share them; the run recorded (before any table: a killed run is recorded) while it reads
@@ -100,20 +108,17 @@ def run(spark: SparkSession, config: NightlyConfig, now: Callable[[], dt.datetim
         with analysed(spark, log_dirs, started, configs, alternative, include_internal=config.include_internal,
                       max_split_bytes=config.max_split_bytes, reuse=reuse, polite=config.polite,
                       remote_storage=config.remote_storage,
-                      more=fleet_inputs if config.fleet else None) as tables:
+                      more=fleet_inputs if config.fleet else own_cluster_tables) as tables:
             if progress:
                 progress(_decoding(reuse.counts))
-            snapshot.append(tables, [*DIR_TABLES, *kept])
-        # Then each cluster's dirs together, from this run's own log_offsets rows: the data is not decoded again,
-        # nor, in a broker's run for the fleet, the internal topics (it stored their views)
-        offsets, now_ms = snapshot.rows("log_offsets"), int(started.timestamp() * 1000)
+            snapshot.append(tables, [*DIR_TABLES, *kept, *(() if config.fleet else CLUSTER_TABLES)])
         if config.fleet:
+            # a broker's run for the fleet: each cluster's dirs together from this run's own log_offsets rows and
+            # the internal topics' views it stored
+            offsets, now_ms = snapshot.rows("log_offsets"), int(started.timestamp() * 1000)
             stored = {view: snapshot.rows(INPUTS[view]) for view in (*STATE_VIEWS, "partition_dirs")}
-            tables = stored_cluster_tables(spark, stored, offsets, clusters_of(brokers), now_ms,
-                                           config.include_internal)
-        else:
-            tables = cluster_tables(spark, log_dirs, offsets, now_ms, config.include_internal)
-        snapshot.append(tables, CLUSTER_TABLES)
+            snapshot.append(stored_cluster_tables(spark, stored, offsets, clusters_of(brokers), now_ms,
+                                                  config.include_internal), CLUSTER_TABLES)
         return snapshot.finish(reuse.counts)
 
 

@@ -6,7 +6,7 @@ Functions of DataFrames and configs, wiring the analyses (:mod:`kafkalog_spark.a
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from functools import reduce
 
@@ -276,23 +276,29 @@ def compute(spark: SparkSession, views: dict[str, DataFrame], configs: TopicConf
 
 def state_tables_by_cluster(spark: SparkSession, log_dirs: Sequence[str], names: Sequence[str], now_ms: int,
                             log_offsets_of: Callable[[list[str], dict[str, DataFrame]], DataFrame | None],
-                            data_views: Sequence[str] = ()) -> dict[str, tuple[DataFrame, DataFrame]]:
+                            data_views: Sequence[str] = (), *,
+                            in_hand: Mapping[str, DataFrame] | None = None) -> dict[str, tuple[DataFrame, DataFrame]]:
     """The internal-state tables ``names`` (of :data:`CLUSTER_TABLES`) and their findings over ``log_dirs``, each
     cluster's dirs (:func:`~kafkalog_spark.log.log_dir.group_by_cluster`) on their own, rows marked by a
     ``clusterId`` column: an internal topic speaks of its own cluster's partitions, and two clusters' groups or
     topics of the same name are not one. ``log_offsets_of(dirs, views)`` gives the rows of the ``log_offsets``
     table of one cluster's ``dirs`` from its views (the internal topics', ``partition_files`` and
-    ``data_views``)."""
+    ``data_views``). ``in_hand``: views of all of ``log_dirs`` already read (cached, say), taken instead of
+    reading them again."""
     from ..analysis.catalog_checks import partition_dirs
     from ..analysis.index_validation import log_dirs_of
     from ..analysis.state_checks import STATE_VIEWS
-    from ..log.log_dir import group_by_cluster
+    from ..log.log_dir import containing_log_dir, group_by_cluster
     from ..source import read_views as source_views
 
     wanted = list(dict.fromkeys(["partition_files", *data_views, *(STATE_VIEWS[name] for name in names)]))
+    in_hand = in_hand or {}
     per_cluster: list[dict[str, tuple[DataFrame, DataFrame]]] = []
     for cluster, dirs in group_by_cluster(list(log_dirs)).items():
-        views = source_views(spark, dirs, wanted)
+        own = F.col("logDir").isin(list(dict.fromkeys(containing_log_dir(d) for d in dirs)))
+        views = {view: in_hand[view].where(own) for view in wanted if view in in_hand}
+        to_read = [view for view in wanted if view not in views]
+        views |= source_views(spark, dirs, to_read) if to_read else {}
         offsets = log_offsets_of(dirs, views) if set(names) - {"catalog_checks"} else None
         found = partition_dirs(spark, views["partition_files"], log_dirs_of(dirs)) if "catalog_checks" in names \
             else None
@@ -323,10 +329,13 @@ def union_per_cluster(per_cluster: Sequence[dict[str, tuple[DataFrame, DataFrame
 
 
 def cluster_tables(spark: SparkSession, log_dirs: Sequence[str], log_offsets: DataFrame, now_ms: int,
-                   include_internal: bool = True) -> dict[str, DataFrame]:
+                   include_internal: bool = True, *,
+                   views: Mapping[str, DataFrame] | None = None) -> dict[str, DataFrame]:
     """The :data:`CLUSTER_TABLES` of ``log_dirs`` (:func:`state_tables_by_cluster`); ``log_offsets``, the rows of
     the ``log_offsets`` table of those dirs, stands for the data partitions, so they are not decoded again. Empty
-    without ``include_internal`` (the internal topics are not to be read)."""
+    without ``include_internal`` (the internal topics are not to be read). ``views``: the views of ``log_dirs``
+    read already (:func:`analysed`'s): those the tables read (``partition_files``, ``topic_catalog``) are taken
+    from them, the local log's rows (not read again); the others are read."""
     from ..log.log_dir import containing_log_dir
 
     if not include_internal:
@@ -335,7 +344,8 @@ def cluster_tables(spark: SparkSession, log_dirs: Sequence[str], log_offsets: Da
     def own(dirs: list[str], _views: dict[str, DataFrame]) -> DataFrame:
         return log_offsets.where(F.col("logDir").isin([containing_log_dir(d) for d in dirs]))
 
-    tables = state_tables_by_cluster(spark, log_dirs, CLUSTER_TABLES, now_ms, own)
+    tables = state_tables_by_cluster(spark, log_dirs, CLUSTER_TABLES, now_ms, own,
+                                     in_hand=local_tier(dict(views)) if views else None)
     return {name: rows for name, (rows, _) in tables.items()}
 
 
@@ -362,8 +372,9 @@ def _log_dir_first(df: DataFrame) -> DataFrame:
     return df.select("logDir", *[c for c in df.columns if c != "logDir"])
 
 
-# what a caller of analysed() may add to the tables from the views and the records the replica comparison read
-MoreTables = Callable[[dict[str, DataFrame], "DataFrame | None"], dict[str, DataFrame]]
+# what a caller of analysed() may add to the tables from the views, the records the replica comparison read and the
+# tables
+MoreTables = Callable[[dict[str, DataFrame], "DataFrame | None", dict[str, DataFrame]], dict[str, DataFrame]]
 
 
 @contextmanager
@@ -373,9 +384,10 @@ def analysed(spark: SparkSession, log_dirs: Sequence[str], started: dt.datetime,
              more: MoreTables | None = None, remote_storage: str | None = None) -> Iterator[dict[str, DataFrame]]:
     """Every table of :data:`DIR_TABLES` over ``log_dirs``, read in one job, each row marked by its ``logDir``, as
     of ``started`` (``alternative``: the forecast's what-if configs). The views it caches to compute them are
-    unpersisted when the block ends: use the tables inside it. ``more(views, replica_records)``: more tables
-    computed from the cached views (a broker's inputs to the fleet step, :mod:`.fleet`). ``remote_storage``: the
-    tiered partitions' remote store, whose segments segment_stats and index_findings cover too."""
+    unpersisted when the block ends: use the tables inside it. ``more(views, replica_records, tables)``: more tables
+    computed from the cached views and the tables (the cluster tables, a broker's inputs to the fleet step,
+    :mod:`.fleet`). ``remote_storage``: the tiered partitions' remote store, whose segments segment_stats and
+    index_findings cover too."""
     views = read_cached_views(spark, log_dirs, include_internal, max_split_bytes, configs, reuse=reuse,
                               polite=polite, remote_storage=remote_storage)
     cached = list(views.values())
@@ -384,13 +396,13 @@ def analysed(spark: SparkSession, log_dirs: Sequence[str], started: dt.datetime,
         tables = compute(spark, views, configs, log_dirs, int(started.timestamp() * 1000), alternative,
                          replica_records=read_more, cached=cached)
         # partition_stats is built on segment_stats and log_dir_stats on partition_stats, and index_findings holds the
-        # replica comparison's findings and the tiered partitions' (from the retention plan): cached, each is
-        # computed once, not per table
+        # replica comparison's findings and the tiered partitions' (from the retention plan), and the cluster tables
+        # read log_offsets: cached, each is computed once, not per table
         cached += [tables[name].persist() for name in ("segment_stats", "partition_stats", "replica_comparison",
-                                                       "retention_plan", "tiered_storage")]
-        yield ({name: _log_dir_first(tables[name]) for name in DIR_TABLES}
-               | {name: views[name] for name in CACHE_TABLES if name in views}
-               | (more(views, read_more[0] if read_more else None) if more else {}))
+                                                       "retention_plan", "tiered_storage", "log_offsets")]
+        out = {name: _log_dir_first(tables[name]) for name in DIR_TABLES}
+        yield (out | {name: views[name] for name in CACHE_TABLES if name in views}
+               | (more(views, read_more[0] if read_more else None, out) if more else {}))
     finally:
         # the later ones first: uncaching a DataFrame makes Spark plan again every cached one built on it
         for df in reversed(cached):
