@@ -196,7 +196,7 @@ fuzz: $(STAMP)
 		--save tests/fuzz/regressions
 
 # The nightly job SIGKILLed after each of its Delta commits (every table, the manifest, every clean-up), then re-run:
-# readers must see each snapshot whole or not at all. KILL_MATRIX=all kills after every one of the 28 commits (each
+# readers must see each snapshot whole or not at all. KILL_MATRIX=all kills after every one of the 36 commits (each
 # kill a fresh job and a re-run: 28 min 42 s when the job made 17 commits); KILL_MATRIX=kinds after the manifest's
 # commit and the last clean-up's; KILL_MATRIX=manifest after the manifest's alone (CI kills one run, after a table's
 # commit, with the tables in S3: the stores suite).

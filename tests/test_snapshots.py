@@ -42,7 +42,7 @@ INJECTION = "a\\' OR 1=1 --"  # Spark SQL reads \' as an escaped quote: pasted i
 # the others), the manifest, then the clean-up of each table.
 WRITTEN = (*nightly.TABLES, *nightly.CACHE_TABLES)
 COMMITS = (RUNS, *WRITTEN, MANIFEST, *(f"clean-up {t}" for t in WRITTEN))
-# make kill-matrix: KAFKALOG_KILL_MATRIX=all kills after every commit (46 kills, each a fresh job and a re-run);
+# make kill-matrix: KAFKALOG_KILL_MATRIX=all kills after every commit (36 kills, each a fresh job and a re-run);
 # =kinds after one commit of each kind: the manifest's (committed, nothing cleaned up) and the last clean-up's (the
 # job's last commit); =manifest after the manifest's alone. The third kind, a table's (one table written, no
 # manifest: readers see none of it), CI kills with the tables in S3 (tests/test_object_store_spark.py); =all kills
@@ -173,6 +173,50 @@ def test_rows_of_runs_reads_the_committed_runs_named_and_nothing_else(spark, tmp
     assert both == [("s", 2), ("t", 3)] == sorted((r.snapshotId, r.x) for r in read_table(spark, where, "a").collect())
     assert [r.x for r in rows_of_runs(spark, where, "a", {"t": other}).collect()] == [3]
     assert rows_of_runs(spark, where, "a", {}).count() == 0
+
+
+def _spark_jobs(spark, group: str, action) -> int:
+    """How many Spark jobs ``action`` ran (under the job group ``group``, this thread's)."""
+    context = spark.sparkContext
+    context.setJobGroup(group, group)
+    try:
+        action()
+    finally:
+        context.setLocalProperty("spark.jobGroup.id", None)
+    return len(context.statusTracker().getJobIdsForGroup(group))
+
+
+def test_an_append_is_one_spark_job_where_the_jvm_is_not_on_utc(spark, tmp_path: Path) -> None:
+    """Our sessions leave out the file list of Delta's commit checksums (delta.packages.DELTA_SQL_CONFS): with it,
+    a JVM whose time zone is not UTC (a broker host's, often) checks the list against the table's state after every
+    commit, Spark jobs more per append than the one that writes. Both ways in the same session, the JVM's zone set
+    for the test and restored."""
+    key = "spark.databricks.delta.allFilesInCrc.enabled"
+    assert spark.conf.get(key) == "false"
+    where = TableLocation(warehouse=str(tmp_path))
+    rows = spark.createDataFrame([(i, f"v{i}") for i in range(10)], "id long, value string")
+    jvm = spark.sparkContext._jvm
+    zones, system = jvm.java.util.TimeZone, jvm.java.lang.System
+    zone, property = zones.getDefault(), system.getProperty("user.timezone")
+
+    def appends(table: str, file_list: str) -> list[int]:
+        spark.conf.set(key, file_list)
+        run = new_run_id()
+        return [_spark_jobs(spark, f"{table}-{n}", lambda: append_rows(rows, where, table, "s", T0, run))
+                for n in range(3)]
+
+    try:
+        zones.setDefault(zones.getTimeZone("America/Los_Angeles"))
+        system.setProperty("user.timezone", "America/Los_Angeles")
+        ours, with_list = appends("ours", "false"), appends("with_list", "true")
+    finally:
+        zones.setDefault(zone)
+        system.setProperty("user.timezone", property)
+        spark.conf.set(key, "false")
+    assert ours == [1, 1, 1]
+    assert all(jobs > 1 for jobs in with_list), with_list
+    assert read_table(spark, where, "ours").count() == 0  # nothing committed: the rows wait for the manifest
+    assert spark.read.format("delta").load(str(tmp_path / "ours")).count() == 30
 
 
 @pytest.mark.kill

@@ -23,6 +23,12 @@ DELTA_FOR_SPARK = {
 DELTA_SQL_CONFS = {
     "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
     "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
+    # Delta 3.3+ lists a small table's files in each commit's checksum (.crc), which only the next commit and a
+    # cross-check read: building the list is a Spark job at each table's creation and after a schema change, and
+    # where the JVM's time zone is not UTC (a broker host's, often) Delta checks the list against the table's state
+    # after every commit, two jobs more per append. The checksum keeps its counts and sizes without it (the list is
+    # optional in Delta's protocol); its readers, the next commit included, do without.
+    "spark.databricks.delta.allFilesInCrc.enabled": "false",
 }
 
 
