@@ -105,6 +105,7 @@ def _from_log_dirs(args: argparse.Namespace) -> Iterator[dict]:
     started = dt.datetime.fromtimestamp(parse_time(args.as_of, "--as-of") / 1000, dt.UTC)
     spark = log_dir_session(args, app_name="kafkalog-report", verb="analysing")
     configs, alternative = with_metadata_configs(spark, args, configs, alternative)
+
     def clusters(views: dict, _replica_records: object, tables: dict) -> dict:
         # the groups' positions and open transactions, each cluster's (as the nightly job)
         return cluster_tables(spark, expand_paths(args.log_dirs), tables["log_offsets"],
