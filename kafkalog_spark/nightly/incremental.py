@@ -288,6 +288,11 @@ class Reuse:
         self._back = cache(self._back)
         return {part: union_rows(rows, reused_part(self._back, part, compacted)) for part, rows in self._fresh.items()}
 
+    def unpersist_read_back(self) -> None:
+        """Uncache the rows read back (what is built on them first: see :meth:`unpersist`)."""
+        if self._back is not None:
+            self._back.unpersist()
+
     def unpersist(self) -> None:
         """Uncache the rows read back, and those :meth:`with_reused` was given where the caller cached them (the views
         hold their unions with the rows read back, not them)."""

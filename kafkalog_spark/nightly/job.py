@@ -108,10 +108,11 @@ def run(spark: SparkSession, config: NightlyConfig, now: Callable[[], dt.datetim
         with analysed(spark, log_dirs, started, configs, alternative, include_internal=config.include_internal,
                       max_split_bytes=config.max_split_bytes, reuse=reuse, polite=config.polite,
                       remote_storage=config.remote_storage,
-                      more=fleet_inputs if config.fleet else own_cluster_tables) as tables:
+                      more=fleet_inputs if config.fleet else own_cluster_tables,
+                      keep=lambda for_next: snapshot.append(for_next, CACHE_TABLES)) as tables:
             if progress:
                 progress(_decoding(reuse.counts))
-            snapshot.append(tables, [*DIR_TABLES, *kept, *(() if config.fleet else CLUSTER_TABLES)])
+            snapshot.append(tables, [*DIR_TABLES, *(INPUT_TABLES if config.fleet else CLUSTER_TABLES)])
         if config.fleet:
             # a broker's run for the fleet: each cluster's dirs together from this run's own log_offsets rows and
             # the internal topics' views it stored

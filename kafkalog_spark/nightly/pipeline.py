@@ -381,16 +381,20 @@ MoreTables = Callable[[dict[str, DataFrame], "DataFrame | None", dict[str, DataF
 def analysed(spark: SparkSession, log_dirs: Sequence[str], started: dt.datetime, configs: TopicConfigs,
              alternative: TopicConfigs | None = None, *, include_internal: bool = True,
              max_split_bytes: str = "128m", reuse: Reuse | None = None, polite: bool = False,
-             more: MoreTables | None = None, remote_storage: str | None = None) -> Iterator[dict[str, DataFrame]]:
+             more: MoreTables | None = None, remote_storage: str | None = None,
+             keep: Callable[[dict[str, DataFrame]], None] | None = None) -> Iterator[dict[str, DataFrame]]:
     """Every table of :data:`DIR_TABLES` over ``log_dirs``, read in one job, each row marked by its ``logDir``, as
     of ``started`` (``alternative``: the forecast's what-if configs). The views it caches to compute them are
     unpersisted when the block ends: use the tables inside it. ``more(views, replica_records, tables)``: more tables
     computed from the cached views and the tables (the cluster tables, a broker's inputs to the fleet step,
     :mod:`.fleet`). ``remote_storage``: the tiered partitions' remote store, whose segments segment_stats and
-    index_findings cover too."""
+    index_findings cover too. With ``reuse``, the tables it keeps for the next run (:data:`CACHE_TABLES`) are among
+    those yielded, unless ``keep`` is given: ``keep(tables)`` then writes them once the block ends without error,
+    after the caches built on the rows read back from them are dropped."""
     views = read_cached_views(spark, log_dirs, include_internal, max_split_bytes, configs, reuse=reuse,
                               polite=polite, remote_storage=remote_storage)
     cached = list(views.values())
+    read = len(cached)  # the views; the tables' caches follow
     try:
         read_more: list[DataFrame] = []
         tables = compute(spark, views, configs, log_dirs, int(started.timestamp() * 1000), alternative,
@@ -401,8 +405,17 @@ def analysed(spark: SparkSession, log_dirs: Sequence[str], started: dt.datetime,
         cached += [tables[name].persist() for name in ("segment_stats", "partition_stats", "replica_comparison",
                                                        "retention_plan", "tiered_storage", "log_offsets")]
         out = {name: _log_dir_first(tables[name]) for name in DIR_TABLES}
-        yield (out | {name: views[name] for name in CACHE_TABLES if name in views}
-               | (more(views, read_more[0] if read_more else None, out) if more else {}))
+        kept = {name: views[name] for name in CACHE_TABLES if name in views}
+        yield (out | ({} if keep else kept) | (more(views, read_more[0] if read_more else None, out) if more else {}))
+        if keep and reuse:
+            # After a Delta write, Spark plans again every cached query that reads the table written (a Spark job
+            # each, Delta's file listing), and a table being written meanwhile computes again the caches it reads:
+            # what was cached on the rows read back goes first. What the kept tables read stays cached.
+            for df in reversed(cached[read:]):
+                df.unpersist()
+            del cached[read:]
+            reuse.unpersist_read_back()
+            keep(kept)
     finally:
         # the later ones first: uncaching a DataFrame makes Spark plan again every cached one built on it
         for df in reversed(cached):
