@@ -1,10 +1,17 @@
-"""Per-partition and per-log-dir statistics, from segment stats and the partition-level files."""
+"""Per-partition and per-log-dir statistics, from segment stats and the partition-level files.
+
+Reduced on the driver from the segment statistics (a row per segment, local data: :mod:`.segment_stats`) and the
+partitions' checkpoint entries (one collect): the tables are local data, written without a query plan of their own.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import Any
+
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
-from pyspark.sql.types import LongType
+from pyspark.sql.types import IntegerType, LongType, StringType, StructField, StructType
 
 from ..log.checkpoints import (
     CLEANER_OFFSET_CHECKPOINT,
@@ -14,6 +21,7 @@ from ..log.checkpoints import (
 )
 from .grouping_keys import LOG_DIR, PARTITION
 from .loaded_offsets import log_start_offset
+from .local_rows import local_rows
 
 # The broker holds an open handle on every segment's .log and its mapped indexes, closed segments too.
 FILES_PER_SEGMENT = 3
@@ -24,43 +32,92 @@ CHECKPOINT_COLUMNS = {
     LOG_START_OFFSET_CHECKPOINT: "logStartOffsetCheckpoint",
     CLEANER_OFFSET_CHECKPOINT: "cleanerCheckpoint",
 }
+_KEYS = [StructField(LOG_DIR, StringType()), StructField("topic", StringType()),
+         StructField("partition", IntegerType())]
+PARTITION_STATS = StructType(
+    _KEYS
+    + [StructField(name, LongType()) for name in (
+        "segments", "logBytes", "indexBytes", "openFileHandles", "records", "batches", "firstSegmentBaseOffset",
+        "activeSegmentBaseOffset", "logEndOffset", "minTimestamp", "maxTimestamp", "tombstones", "invalidBatches",
+        *CHECKPOINT_COLUMNS.values())]
+    + [StructField("topicId", StringType()), StructField("logStartOffset", LongType())]
+)
+LOG_DIR_STATS = StructType(
+    [StructField(LOG_DIR, StringType())]
+    + [StructField(name, LongType()) for name in (
+        "topics", "partitions", "segments", "logBytes", "indexBytes", "openFileHandles", "records", "strayLogFiles")]
+)
 
 
-def _checkpoints(partition_files: DataFrame) -> DataFrame:
-    offsets = (partition_files.where(F.col("problem").isNull() & F.col("fileType").isin(*CHECKPOINT_COLUMNS))
-               .groupBy(*PARTITION).pivot("fileType", list(CHECKPOINT_COLUMNS)).agg(F.max("offset")))
-    for name, column in CHECKPOINT_COLUMNS.items():
-        offsets = offsets.withColumnRenamed(name, column)
-    topic_ids = (partition_files.where("fileType = 'partition.metadata'")
-                 .groupBy(*PARTITION).agg(F.first("topicId").alias("topicId")))
-    return offsets.join(topic_ids, PARTITION, "full")
+def _sum(values: Iterable[int | None]) -> int | None:
+    """SQL's SUM: the nulls left out, null when no value is left."""
+    present = [v for v in values if v is not None]
+    return sum(present) if present else None
+
+
+def _min(values: Iterable[Any]) -> Any:
+    return min((v for v in values if v is not None), default=None)
+
+
+def _max(values: Iterable[Any]) -> Any:
+    return max((v for v in values if v is not None), default=None)
+
+
+def _grouped(rows: Iterable[Any], keys: list[str]) -> dict[tuple, list[Any]]:
+    out: dict[tuple, list[Any]] = {}
+    for row in rows:
+        out.setdefault(tuple(row[k] for k in keys), []).append(row)
+    return out
+
+
+def _checkpoints(partition_files: DataFrame) -> dict[tuple, dict[str, Any]]:
+    """Per partition with a checkpoint entry or a ``partition.metadata``: its entries' offsets (the largest of each
+    checkpoint's) and its topic id. One collect."""
+    wanted = ((F.col("problem").isNull() & F.col("fileType").isin(*CHECKPOINT_COLUMNS))
+              | (F.col("fileType") == "partition.metadata"))
+    out: dict[tuple, dict[str, Any]] = {}
+    for r in partition_files.where(wanted).select(*PARTITION, "fileType", "offset", "topicId").collect():
+        key = tuple(r[k] for k in PARTITION)
+        if any(k is None for k in key):  # no segment's partition: a join by keys never meets a null
+            continue
+        found = out.setdefault(key, {})
+        if r.fileType == "partition.metadata":
+            found.setdefault("topicId", r.topicId)  # the first one's, as Spark's first()
+        elif r.offset is not None:
+            column = CHECKPOINT_COLUMNS[r.fileType]
+            found[column] = max(found.get(column, r.offset), r.offset)
+    return out
 
 
 def partition_stats(segment_stats: DataFrame, partition_files: DataFrame) -> DataFrame:
     """One row per partition of each log dir: segment counts, bytes, the open-file estimate, and the log's offsets:
-    log start (the checkpoint, or the first segment's base), log end, high watermark, recovery point."""
-    agg = segment_stats.groupBy(*PARTITION).agg(
-        F.count("*").alias("segments"),
-        F.sum("logSize").alias("logBytes"),
-        F.sum(F.coalesce("indexSize", F.lit(0)) + F.coalesce("timeIndexSize", F.lit(0))
-              + F.coalesce("txnIndexSize", F.lit(0))).alias("indexBytes"),
-        F.sum(F.lit(FILES_PER_SEGMENT) + F.col("txnIndexSize").isNotNull().cast("int")).alias("openFileHandles"),
-        F.sum("records").alias("records"),
-        F.sum("batches").alias("batches"),
-        F.min("baseOffset").alias("firstSegmentBaseOffset"),
-        F.max(F.when(F.col("isActive"), F.col("baseOffset"))).alias("activeSegmentBaseOffset"),
-        (F.max("lastOffset") + 1).alias("logEndOffset"),
-        F.min("minTimestamp").alias("minTimestamp"),
-        F.max("maxTimestamp").alias("maxTimestamp"),
-        F.sum("tombstones").alias("tombstones"),
-        F.sum("invalidBatches").alias("invalidBatches"),
-    )
-    out = agg.join(_checkpoints(partition_files), PARTITION, "left")
-    # one row per partition: the rule's one home in Python, not a copy of it in Spark expressions (the UDF is made
-    # here, not at import: a Spark Connect session wants its own kind). A lambda, without type hints: given hints,
-    # pyspark 4 tries to infer an Arrow UDF from them, and warns when it cannot.
-    start = F.udf(lambda first, checkpoint: _log_start_offset(first, checkpoint), LongType())
-    return out.withColumn("logStartOffset", start("firstSegmentBaseOffset", "logStartOffsetCheckpoint"))
+    log start (the checkpoint, or the first segment's base), log end, high watermark, recovery point. Local data."""
+    segments = segment_stats.select(*PARTITION, "baseOffset", "isActive", "logSize", "indexSize", "timeIndexSize",
+                                    "txnIndexSize", "records", "batches", "lastOffset", "minTimestamp",
+                                    "maxTimestamp", "tombstones", "invalidBatches").collect()
+    checkpoints = _checkpoints(partition_files)
+    rows = []
+    for key, group in _grouped(segments, PARTITION).items():
+        last = _max(s.lastOffset for s in group)
+        files = checkpoints.get(key, {})
+        row = dict(zip(PARTITION, key, strict=True)) | {
+            "segments": len(group),
+            "logBytes": _sum(s.logSize for s in group),
+            "indexBytes": sum((s.indexSize or 0) + (s.timeIndexSize or 0) + (s.txnIndexSize or 0) for s in group),
+            "openFileHandles": sum(FILES_PER_SEGMENT + (s.txnIndexSize is not None) for s in group),
+            "records": _sum(s.records for s in group),
+            "batches": _sum(s.batches for s in group),
+            "firstSegmentBaseOffset": _min(s.baseOffset for s in group),
+            "activeSegmentBaseOffset": _max(s.baseOffset for s in group if s.isActive),
+            "logEndOffset": None if last is None else last + 1,
+            "minTimestamp": _min(s.minTimestamp for s in group),
+            "maxTimestamp": _max(s.maxTimestamp for s in group),
+            "tombstones": _sum(s.tombstones for s in group),
+            "invalidBatches": _sum(s.invalidBatches for s in group),
+        } | {column: files.get(column) for column in CHECKPOINT_COLUMNS.values()} | {"topicId": files.get("topicId")}
+        row["logStartOffset"] = _log_start_offset(row["firstSegmentBaseOffset"], row["logStartOffsetCheckpoint"])
+        rows.append(row)
+    return local_rows(segment_stats.sparkSession, rows, PARTITION_STATS)
 
 
 def _log_start_offset(first_segment_base: int | None, checkpoint: int | None) -> int | None:
@@ -70,16 +127,17 @@ def _log_start_offset(first_segment_base: int | None, checkpoint: int | None) ->
 
 
 def log_dir_stats(partition_stats: DataFrame, segments: DataFrame) -> DataFrame:
-    """One row per log dir (the parent of the partition dirs)."""
-    files = segments.where("problem is null")
-    stray = files.where("status NOT IN ('live', 'snapshot')").groupBy(LOG_DIR).agg(F.count("*").alias("strayLogFiles"))
-    per_dir = partition_stats.groupBy(LOG_DIR).agg(
-        F.countDistinct("topic").alias("topics"),
-        F.count("*").alias("partitions"),
-        F.sum("segments").alias("segments"),
-        F.sum("logBytes").alias("logBytes"),
-        F.sum("indexBytes").alias("indexBytes"),
-        F.sum("openFileHandles").alias("openFileHandles"),
-        F.sum("records").alias("records"),
-    )
-    return per_dir.join(stray, LOG_DIR, "left").fillna({"strayLogFiles": 0})
+    """One row per log dir (the parent of the partition dirs). Local data."""
+    stray = _grouped(segments.where("problem is null and status NOT IN ('live', 'snapshot')").select(LOG_DIR)
+                     .collect(), [LOG_DIR])
+    rows = []
+    for (log_dir,), group in _grouped(partition_stats.collect(), [LOG_DIR]).items():
+        rows.append({
+            LOG_DIR: log_dir,
+            "topics": len({p.topic for p in group if p.topic is not None}),
+            "partitions": len(group),
+            **{c: _sum(p[c] for p in group) for c in ("segments", "logBytes", "indexBytes", "openFileHandles",
+                                                       "records")},
+            "strayLogFiles": len(stray.get((log_dir,), [])) if log_dir is not None else 0,
+        })
+    return local_rows(partition_stats.sparkSession, rows, LOG_DIR_STATS)

@@ -399,11 +399,11 @@ def analysed(spark: SparkSession, log_dirs: Sequence[str], started: dt.datetime,
         read_more: list[DataFrame] = []
         tables = compute(spark, views, configs, log_dirs, int(started.timestamp() * 1000), alternative,
                          replica_records=read_more, cached=cached)
-        # partition_stats is built on segment_stats and log_dir_stats on partition_stats, and index_findings holds the
-        # replica comparison's findings and the tiered partitions' (from the retention plan), and the cluster tables
-        # read log_offsets: cached, each is computed once, not per table
-        cached += [tables[name].persist() for name in ("segment_stats", "partition_stats", "replica_comparison",
-                                                       "retention_plan", "tiered_storage", "log_offsets")]
+        # index_findings holds the replica comparison's findings and the tiered partitions' (from the retention plan),
+        # and the cluster tables read log_offsets: cached, each is computed once, not per table (the statistics are
+        # local data already)
+        cached += [tables[name].persist() for name in ("replica_comparison", "retention_plan", "tiered_storage",
+                                                       "log_offsets")]
         out = {name: _log_dir_first(tables[name]) for name in DIR_TABLES}
         kept = {name: views[name] for name in CACHE_TABLES if name in views}
         yield (out | ({} if keep else kept) | (more(views, read_more[0] if read_more else None, out) if more else {}))
