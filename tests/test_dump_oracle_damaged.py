@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import shutil
 import struct
+from itertools import combinations
 from pathlib import Path
 
 import pytest
@@ -112,6 +113,32 @@ def test_many_files_in_one_run_match_kafka(tool, tmp_path: Path, monkeypatch) ->
     monkeypatch.chdir(samples)
     # the segments are sound: the tool's reports of compaction's gaps, nothing of ours
     _run_both(tool, [p.relative_to(samples) for p in logs], "--deep-iteration", cwd=samples, own=[])
+
+
+def test_many_files_match_kafka_where_a_bucket_holds_hashes_of_both_signs(tool, tmp_path: Path, monkeypatch) -> None:
+    """The same run from a root chosen so that the files with gaps share a bucket with hashes of both signs, whose
+    order is the sign's in Scala's map (a signed Int; the checkout's path decided it before, failing in some)."""
+    from kafkalog_spark.dump.tool_errors import _spread, java_string_hash
+
+    samples = SRC.parent.parent
+    logs = [p.relative_to(samples) for p in sorted(samples.glob("broker/*-0/*.log"))[:40]]
+    err: list[str] = []
+    run_dump([str(samples / p) for p in logs], DumpOptions(deep_iteration=True, kafka_version=tool[1]),
+             lambda _line: None, err.append)
+    gaps = [line.removeprefix("Non-consecutive offsets in ").removeprefix(f"{samples}/") for line in err
+            if line.startswith("Non-consecutive offsets in ")]
+    assert len(gaps) > 2
+
+    def splits_by_sign(root: Path) -> bool:  # two of them in one bucket at any capacity up to 256, signs apart
+        hashes = [_spread(java_string_hash(str(root / g))) for g in gaps]
+        return any(a & 255 == b & 255 and a >> 31 != b >> 31 for a, b in combinations(hashes, 2))
+
+    root = next(tmp_path / f"r{i}" for i in range(10_000) if splits_by_sign(tmp_path / f"r{i}"))
+    for p in logs:
+        (root / p).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(samples / p, root / p)
+    monkeypatch.chdir(root)
+    _run_both(tool, logs, "--deep-iteration", cwd=root, own=[])
 
 
 def test_index_mismatches_match_kafka(tool, tmp_path: Path, monkeypatch) -> None:

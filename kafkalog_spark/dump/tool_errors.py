@@ -44,13 +44,19 @@ def _spread(h: int) -> int:
     return u ^ (u >> 16)
 
 
+def _signed(u: int) -> int:
+    """A 32-bit value as Java's (and Scala's) signed int."""
+    return u - (1 << 32) if u >= 1 << 31 else u
+
+
 def hash_map_order(calls: Iterable[str], version: KafkaVersion) -> list[str]:
     """The iteration order of the tool's map after these insert-or-update calls (one per recorded pair).
 
     4.x, java.util.HashMap.computeIfAbsent: the table (16 slots at the first call) doubles at the START of
     a call when the size is above 0.75 x capacity, and a new key goes to the HEAD of its bucket; buckets
     iterate in slot order. 3.9, scala.collection.mutable.HashMap (2.13) put: doubles at the start of a put
-    when size + 1 reaches 0.75 x capacity; each bucket is kept sorted by hash, then insertion order.
+    when size + 1 reaches 0.75 x capacity; each bucket is kept sorted by hash (a signed Int: put0 walks the
+    bucket while ``n.hash <= hash``), then insertion order.
     """
     cap, seen = 0, {}
     for key in calls:
@@ -65,7 +71,7 @@ def hash_map_order(calls: Iterable[str], version: KafkaVersion) -> list[str]:
     hashes = {k: _spread(java_string_hash(k)) for k in seen}
     if version == KafkaVersion.V4:
         return sorted(seen, key=lambda k: (hashes[k] & (cap - 1), -seen[k]))
-    return sorted(seen, key=lambda k: (hashes[k] & (cap - 1), hashes[k], seen[k]))
+    return sorted(seen, key=lambda k: (hashes[k] & (cap - 1), _signed(hashes[k]), seen[k]))
 
 
 @dataclass
