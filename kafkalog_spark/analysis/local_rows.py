@@ -7,7 +7,7 @@ from Python rows instead, they would be an RDD, read by a job each time.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
@@ -21,3 +21,11 @@ def local_rows(spark: SparkSession, rows: Sequence[Mapping[str, Any]], schema: S
     import pyarrow as pa
 
     return spark.createDataFrame(pa.Table.from_pylist(list(rows), schema=arrow_schema(schema)), schema)
+
+
+def grouped(rows: Iterable[Any], keys: Sequence[str]) -> dict[tuple, list[Any]]:
+    """``rows`` (dicts or Rows) by the values of their ``keys``, in the order met: an aggregation's groups."""
+    out: dict[tuple, list[Any]] = {}
+    for row in rows:
+        out.setdefault(tuple(row[k] for k in keys), []).append(row)
+    return out

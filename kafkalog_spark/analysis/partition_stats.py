@@ -21,7 +21,7 @@ from ..log.checkpoints import (
 )
 from .grouping_keys import LOG_DIR, PARTITION
 from .loaded_offsets import log_start_offset
-from .local_rows import local_rows
+from .local_rows import grouped, local_rows
 
 # The broker holds an open handle on every segment's .log and its mapped indexes, closed segments too.
 FILES_PER_SEGMENT = 3
@@ -63,13 +63,6 @@ def _max(values: Iterable[Any]) -> Any:
     return max((v for v in values if v is not None), default=None)
 
 
-def _grouped(rows: Iterable[Any], keys: list[str]) -> dict[tuple, list[Any]]:
-    out: dict[tuple, list[Any]] = {}
-    for row in rows:
-        out.setdefault(tuple(row[k] for k in keys), []).append(row)
-    return out
-
-
 def _checkpoints(partition_files: DataFrame) -> dict[tuple, dict[str, Any]]:
     """Per partition with a checkpoint entry or a ``partition.metadata``: its entries' offsets (the largest of each
     checkpoint's) and its topic id. One collect."""
@@ -97,7 +90,7 @@ def partition_stats(segment_stats: DataFrame, partition_files: DataFrame) -> Dat
                                     "maxTimestamp", "tombstones", "invalidBatches").collect()
     checkpoints = _checkpoints(partition_files)
     rows = []
-    for key, group in _grouped(segments, PARTITION).items():
+    for key, group in grouped(segments, PARTITION).items():
         last = _max(s.lastOffset for s in group)
         files = checkpoints.get(key, {})
         row = dict(zip(PARTITION, key, strict=True)) | {
@@ -128,10 +121,10 @@ def _log_start_offset(first_segment_base: int | None, checkpoint: int | None) ->
 
 def log_dir_stats(partition_stats: DataFrame, segments: DataFrame) -> DataFrame:
     """One row per log dir (the parent of the partition dirs). Local data."""
-    stray = _grouped(segments.where("problem is null and status NOT IN ('live', 'snapshot')").select(LOG_DIR)
+    stray = grouped(segments.where("problem is null and status NOT IN ('live', 'snapshot')").select(LOG_DIR)
                      .collect(), [LOG_DIR])
     rows = []
-    for (log_dir,), group in _grouped(partition_stats.collect(), [LOG_DIR]).items():
+    for (log_dir,), group in grouped(partition_stats.collect(), [LOG_DIR]).items():
         rows.append({
             LOG_DIR: log_dir,
             "topics": len({p.topic for p in group if p.topic is not None}),

@@ -36,7 +36,7 @@ from ..schemas import KEY_SKETCH_SIZE as DISTINCT_KEYS_K
 from .batch_summary import batch_summary
 from .grouping_keys import PARTITION
 from .grouping_keys import SEGMENT as KEYS  # the views' names; the output says baseOffset
-from .local_rows import local_rows
+from .local_rows import grouped, local_rows
 from .topic_config_table import topics_of
 
 INT32_MAX = 2**31 - 1
@@ -113,10 +113,7 @@ def _record_stats(record_stats: DataFrame) -> DataFrame:
 
 def _by_segment(df: DataFrame) -> dict[tuple, list[dict[str, Any]]]:
     """``df``'s rows (one Arrow collect) by their segment's :data:`KEYS`."""
-    out: dict[tuple, list[dict[str, Any]]] = {}
-    for row in df.toArrow().to_pylist():
-        out.setdefault(tuple(row[k] for k in KEYS), []).append(row)
-    return out
+    return grouped(df.toArrow().to_pylist(), KEYS)
 
 
 def _true(*conditions: bool | None) -> bool:

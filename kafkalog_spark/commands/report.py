@@ -93,8 +93,7 @@ def _from_log_dirs(args: argparse.Namespace) -> Iterator[dict]:
     from pyspark.sql import functions as F
 
     from ..log.files import expand_paths
-    from ..nightly import analysed, cluster_tables
-    from ..nightly.pipeline import CLUSTER_TABLES
+    from ..nightly import CLUSTER_TABLES, analysed, cluster_tables
     from ..report import REPORT_TABLES
 
     if args.warehouse or args.schema or args.config or args.snapshot_id:
