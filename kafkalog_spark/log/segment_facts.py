@@ -10,7 +10,7 @@ neither does its row.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -23,18 +23,43 @@ BATCH_COLUMNS = ("position", "size", "baseOffset", "lastOffset", "count", "isVal
                  "isTransactional", "isControl", "deleteHorizonMs", "maxTimestamp", "producerId")
 
 
-def _sum(values: pa.ChunkedArray) -> int | None:
+class _Column:
+    """One batch column as numpy: its values (nulls filled) and which are set (None: all). Each aggregate below is
+    a numpy reduction over these: a segment's summary is some twenty of them, and pyarrow.compute's cost per call
+    (tens of microseconds) made them most of a small segment's cost in the task that reads it."""
+
+    __slots__ = ("values", "valid")
+
+    def __init__(self, array: pa.Array, fill) -> None:
+        if array.null_count:
+            self.valid = array.is_valid().to_numpy(zero_copy_only=False)
+            array = array.fill_null(fill)
+        else:
+            self.valid = None
+        self.values = array.to_numpy(zero_copy_only=False)
+
+    def present(self) -> np.ndarray:
+        """The values that are set."""
+        return self.values if self.valid is None else self.values[self.valid]
+
+
+def _sum(column: _Column) -> int | None:
     """Spark's sum: null when every value is null."""
-    return pc.sum(values.cast(pa.int64()), min_count=1).as_py()
+    values = column.present()
+    return int(values.sum(dtype=np.int64)) if len(values) else None
 
 
-def _max(values: pa.ChunkedArray):
-    return pc.max(values).as_py()
+def _max(values: np.ndarray) -> int | None:
+    return int(values.max()) if len(values) else None
 
 
-def _count_true(values: pa.ChunkedArray) -> int | None:
-    """How many are true, null when every value is null (Spark's sum of the values cast to int)."""
-    return _sum(values.cast(pa.int8()))
+def _count_true(column: _Column, where: Callable[[np.ndarray], np.ndarray] | None = None) -> int | None:
+    """How many are true (of ``where``, a test of the values, when given), null when every value is null (Spark's
+    sum of the values cast to int)."""
+    values = column.present()
+    if not len(values):
+        return None
+    return int(np.count_nonzero(values if where is None else where(values)))
 
 
 def batch_summary_row(batches: pa.Table | Sequence[pa.RecordBatch]) -> dict | None:
@@ -57,45 +82,65 @@ def batch_summary_row(batches: pa.Table | Sequence[pa.RecordBatch]) -> dict | No
         if not batches:  # Arrow cannot build a table of no batches without a schema
             return None
         batches = pa.Table.from_batches(batches)
-    table, n = batches, batches.num_rows
+    n = batches.num_rows
     if not n:
         return None
-    col = table.column
-    position = col("position").to_numpy(zero_copy_only=False)
-    max_ts = col("maxTimestamp")
-    largest = _max(max_ts)
+    arrays = {name: _array(batches, name) for name in BATCH_COLUMNS}
+    position = _Column(arrays["position"], 0).values
+    max_ts = _Column(arrays["maxTimestamp"], 0)
+    timestamps = max_ts.present()
+    largest = _max(timestamps)
     at_max = None
     if largest is not None:
-        holding = pc.fill_null(pc.equal(max_ts, largest), False).to_numpy(zero_copy_only=False)
+        holding = max_ts.values == largest
+        if max_ts.valid is not None:
+            holding &= max_ts.valid
         at_max = int(position[holding].min())
     first = int(np.argmin(position))
-    producers = col("producerId").drop_null().to_numpy()
-    codecs = col("compresscodec")
-    size = col("size")
-    count = col("count")
+    producers = _Column(arrays["producerId"], -1).present()
+    codecs = pc.value_counts(arrays["compresscodec"]).to_pylist()
+    codec_counts = {c["values"]: c["counts"] for c in codecs}
+    size, count = _Column(arrays["size"], 0), _Column(arrays["count"], 0)
+    sizes = size.present()
+    last = _Column(arrays["lastOffset"], 0)
+    at_or_above_zero = timestamps[timestamps >= 0]
     return {
         "batches": n,
         "declaredRecords": _sum(count),
-        "firstOffset": pc.min(pc.coalesce(col("baseOffset"), col("lastOffset"))).as_py(),
-        "lastOffset": _max(col("lastOffset")),
+        "firstOffset": _first_offset(_Column(arrays["baseOffset"], 0), last),
+        "lastOffset": _max(last.present()),
         "maxTimestamp": largest,
-        "largestTimestamp": _max(pc.filter(max_ts, pc.greater_equal(max_ts, 0))),
+        "largestTimestamp": _max(at_or_above_zero),
         "maxTimestampPosition": at_max,
-        "timestampTypes": sorted(pc.unique(col("timestampType").drop_null()).to_pylist()),
+        "timestampTypes": sorted(pc.unique(arrays["timestampType"].drop_null()).to_pylist()),
         "batchBytes": _sum(size),
-        "avgBatchSize": pc.mean(size).as_py(),
-        "maxBatchSize": _max(size),
-        "transactionalBatches": _count_true(col("isTransactional")),
-        "controlBatches": _count_true(col("isControl")),
-        "invalidBatches": _count_true(pc.invert(col("isValid"))),
-        "emptyBatches": _count_true(pc.equal(count, 0)),
-        "deleteHorizonBatches": _count_true(pc.is_valid(col("deleteHorizonMs"))),
+        "avgBatchSize": float(sizes.sum(dtype=np.int64)) / len(sizes) if len(sizes) else None,
+        "maxBatchSize": _max(sizes),
+        "transactionalBatches": _count_true(_Column(arrays["isTransactional"], False)),
+        "controlBatches": _count_true(_Column(arrays["isControl"], False)),
+        "invalidBatches": _count_true(_Column(arrays["isValid"], True), np.logical_not),
+        "emptyBatches": _count_true(count, lambda values: values == 0),
+        "deleteHorizonBatches": n - arrays["deleteHorizonMs"].null_count,
         "producerIds": len(np.unique(producers[producers >= 0])),
-        "codecMix": [(label, k) for label in CODEC_LABELS
-                     if (k := _count_true(pc.equal(codecs, label)) or 0) > 0],
+        "codecMix": [(label, codec_counts[label]) for label in CODEC_LABELS if codec_counts.get(label, 0) > 0],
         "firstPosition": int(position[first]),
-        "firstBatchSize": size[first].as_py(),
-        "firstBatchMaxTimestamp": max_ts[first].as_py(),
-        "firstBatchLastOffset": col("lastOffset")[first].as_py(),
-        "firstBatchBaseOffset": col("baseOffset")[first].as_py(),
+        "firstBatchSize": arrays["size"][first].as_py(),
+        "firstBatchMaxTimestamp": arrays["maxTimestamp"][first].as_py(),
+        "firstBatchLastOffset": arrays["lastOffset"][first].as_py(),
+        "firstBatchBaseOffset": arrays["baseOffset"][first].as_py(),
     }
+
+
+def _array(table: pa.Table, name: str) -> pa.Array:
+    column = table.column(name)
+    return column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
+
+
+def _first_offset(base: _Column, last: _Column) -> int | None:
+    """The smallest offset: each batch's base offset, or its last where the base is unknown (a legacy wrapper's)."""
+    if base.valid is None:
+        return int(base.values.min())
+    offsets = np.where(base.valid, base.values, last.values)
+    if last.valid is not None:
+        offsets = offsets[base.valid | last.valid]
+    return int(offsets.min()) if len(offsets) else None
