@@ -65,6 +65,7 @@ from ..log.checkpoints import LOG_START_OFFSET_CHECKPOINT, REPLICATION_OFFSET_CH
 from .batch_summary import batch_summary
 from .grouping_keys import LOG_DIR, PARTITION
 from .loaded_offsets import OffsetSource, loaded_offsets, log_end_offset
+from .local_rows import apply_in_arrow_on_driver
 from .topic_config_table import topics_of
 
 KRAFT_METADATA_TOPIC = "__cluster_metadata"
@@ -404,8 +405,12 @@ def _plan_input(segments: DataFrame, batches: DataFrame | None, partition_files:
     if remote_segments is not None:
         from .tiered_storage import highest_copied_offsets
 
+        # nullable in the struct (it is never null as computed, but is on the other kinds' rows): collected as
+        # Arrow, a struct's field declared non-null cannot hold them
+        copied = F.col("highestCopiedOffset")
         parts.append(highest_copied_offsets(segments, partition_files, remote_segments)
-                     .select(*PARTITION, F.struct("highestCopiedOffset").alias("copied")))
+                     .select(*PARTITION, F.struct(F.when(copied.isNotNull(), copied).alias("highestCopiedOffset"))
+                             .alias("copied")))
     out = parts[0]
     for part in parts[1:]:
         out = out.unionByName(part, allowMissingColumns=True)
@@ -512,7 +517,7 @@ def _run(segments: DataFrame, batches: DataFrame | None, partition_files: DataFr
                     row["whatIf" + c[0].upper() + c[1:]] = alt[c]
         return pa.Table.from_pylist(rows, schema=arrow_schema(schema))
 
-    local = inputs.groupBy(*PARTITION).applyInArrow(plan_group, schema=schema)
+    local = apply_in_arrow_on_driver(inputs, PARTITION, plan_group, schema)  # a few rows a segment: no shuffle
     if not tiered:
         return local
     from .remote_retention import remote_plan

@@ -19,6 +19,7 @@ from pyspark.sql.types import IntegerType, LongType, StringType, StructField, St
 
 from ..config.topic_configs import ConfigSource
 from .grouping_keys import LOG_DIR, PARTITION
+from .local_rows import apply_in_arrow_on_driver
 from .retention import has_remote_tier, partition_planner, plan_records, retention_plan
 from .topic_config_table import topics_of
 
@@ -101,7 +102,7 @@ def retention_forecast(segments: DataFrame, batches: DataFrame | None, partition
                         "whatIfBytesReclaimed": alt[1], "whatIfNewLogStartOffset": alt[2]})
         return pa.Table.from_pylist(out, schema=arrow_schema(_LOCAL_SCHEMA))
 
-    local = inputs.groupBy(*PARTITION).applyInArrow(forecast_group, schema=_LOCAL_SCHEMA)
+    local = apply_in_arrow_on_driver(inputs, PARTITION, forecast_group, _LOCAL_SCHEMA)
     if not tiered:
         return local.select(*local.columns, *[F.lit(None).cast(f.dataType).alias(f.name)
                                               for f in FORECAST_SCHEMA.fields if f.name in REMOTE_COLUMNS])
