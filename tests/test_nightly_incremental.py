@@ -142,3 +142,26 @@ def test_what_a_run_keeps_is_handed_over_last_with_the_rows_it_read_back_uncache
         assert reuse._back.storageLevel.useMemory
         assert not seen  # not before the block ends
     assert seen == {"kept": sorted(nightly.CACHE_TABLES), "cached": False}
+
+
+@pytest.mark.incremental
+def test_a_run_that_reads_nothing_back_yields_what_it_keeps_with_the_other_tables(spark, tmp_path: Path) -> None:
+    """A first run (nothing in the warehouse) has no cache built on rows read back, so nothing to drop before its
+    kept tables are written: analysed() yields them with the others (the job writes them in the same parallel batch)
+    and never calls ``keep``."""
+    from kafkalog_spark.config import TopicConfigs
+    from kafkalog_spark.nightly.incremental import Reuse
+    from kafkalog_spark.nightly.pipeline import analysed
+    from kafkalog_spark.source.options import parse_size
+    from tests.helpers.corpus import SAMPLES
+
+    config = nightly.NightlyConfig(log_dirs=(str(SAMPLES / "legacy"),), location=TableLocation(warehouse=str(tmp_path)),
+                                   snapshot_id="first")
+    reuse = Reuse(spark, config.location, "first", parse_size(config.max_split_bytes, "max_split_bytes"))
+    kept: list = []
+    with analysed(spark, config.log_dirs, T0, TopicConfigs.of(None), reuse=reuse, keep=kept.append) as tables:
+        assert not reuse.reads_back and reuse.counts["segmentsReused"] == 0 and reuse.counts["segmentsDecoded"] > 0
+        assert set(nightly.CACHE_TABLES) <= set(tables)
+        # what it keeps holds the rows of the segments it decoded
+        assert tables[SEGMENTS].count() == reuse.counts["segmentsDecoded"]
+    assert kept == []

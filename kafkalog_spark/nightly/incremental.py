@@ -288,6 +288,12 @@ class Reuse:
         self._back = cache(self._back)
         return {part: union_rows(rows, reused_part(self._back, part, compacted)) for part, rows in self._fresh.items()}
 
+    @property
+    def reads_back(self) -> bool:
+        """Whether the run reads rows back from the warehouse (once :meth:`with_reused` ran): some segment is
+        unchanged since a snapshot that kept its rows."""
+        return self._back is not None
+
     def unpersist_read_back(self) -> None:
         """Uncache the rows read back (what is built on them first: see :meth:`unpersist`)."""
         if self._back is not None:

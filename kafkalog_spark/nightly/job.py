@@ -112,7 +112,9 @@ def run(spark: SparkSession, config: NightlyConfig, now: Callable[[], dt.datetim
                       keep=lambda for_next: snapshot.append(for_next, CACHE_TABLES)) as tables:
             if progress:
                 progress(_decoding(reuse.counts))
-            snapshot.append(tables, [*DIR_TABLES, *(INPUT_TABLES if config.fleet else CLUSTER_TABLES)])
+            # what the run keeps for the next is here too unless it read rows back (then ``keep`` writes it last)
+            snapshot.append(tables, [*DIR_TABLES, *(INPUT_TABLES if config.fleet else CLUSTER_TABLES),
+                                     *(name for name in CACHE_TABLES if name in tables)])
         if config.fleet:
             # a broker's run for the fleet: each cluster's dirs together from this run's own log_offsets rows and
             # the internal topics' views it stored

@@ -389,8 +389,9 @@ def analysed(spark: SparkSession, log_dirs: Sequence[str], started: dt.datetime,
     computed from the cached views and the tables (the cluster tables, a broker's inputs to the fleet step,
     :mod:`.fleet`). ``remote_storage``: the tiered partitions' remote store, whose segments segment_stats and
     index_findings cover too. With ``reuse``, the tables it keeps for the next run (:data:`CACHE_TABLES`) are among
-    those yielded, unless ``keep`` is given: ``keep(tables)`` then writes them once the block ends without error,
-    after the caches built on the rows read back from them are dropped."""
+    those yielded, unless ``keep`` is given and the run read rows back from them: ``keep(tables)`` then writes them
+    once the block ends without error, after the caches built on the rows read back are dropped (a run that read
+    none back has no such cache: its kept tables are yielded, to be written with the others)."""
     views = read_cached_views(spark, log_dirs, include_internal, max_split_bytes, configs, reuse=reuse,
                               polite=polite, remote_storage=remote_storage)
     cached = list(views.values())
@@ -406,8 +407,9 @@ def analysed(spark: SparkSession, log_dirs: Sequence[str], started: dt.datetime,
                                                        "log_offsets")]
         out = {name: _log_dir_first(tables[name]) for name in DIR_TABLES}
         kept = {name: views[name] for name in CACHE_TABLES if name in views}
-        yield (out | ({} if keep else kept) | (more(views, read_more[0] if read_more else None, out) if more else {}))
-        if keep and reuse:
+        last = keep is not None and reuse is not None and reuse.reads_back
+        yield (out | ({} if last else kept) | (more(views, read_more[0] if read_more else None, out) if more else {}))
+        if last:
             # After a Delta write, Spark plans again every cached query that reads the table written (a Spark job
             # each, Delta's file listing), and a table being written meanwhile computes again the caches it reads:
             # what was cached on the rows read back goes first. What the kept tables read stays cached.
