@@ -38,8 +38,8 @@ from tests.helpers.snapshots import PARTITIONS, counts, raw_rows, run_killed, ru
 
 T0 = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
 INJECTION = "a\\' OR 1=1 --"  # Spark SQL reads \' as an escaped quote: pasted into replaceWhere, it matched all
-# Every commit the job makes, in order: the run's row in runs, one per table (those of the incremental runs after
-# the others), the manifest, then the clean-up of each table.
+# Every commit the job makes, in order: the run's row in runs, one per table (in any order among them; those of the
+# incremental runs after the others when the run read rows back), the manifest, then the clean-up of each table.
 WRITTEN = (*nightly.TABLES, *nightly.CACHE_TABLES)
 COMMITS = (RUNS, *WRITTEN, MANIFEST, *(f"clean-up {t}" for t in WRITTEN))
 # make kill-matrix: KAFKALOG_KILL_MATRIX=all kills after every commit (36 kills, each a fresh job and a re-run);
